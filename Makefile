@@ -1,0 +1,34 @@
+# The README names two targets: `make run` (the service) and `make test` (the suite).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint check system-deps bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@
+
+system-deps:
+	bash scripts/install-system-deps
+
+run: $(VENV)/.installed
+	$(BIN)/python -m bot
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: system-deps $(VENV)/.installed lint
+	$(BIN)/pytest
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/benchmark.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,127 @@
+"""How the CLI prints: JSON documents, and plain-text tables for people."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from taskqueue.models import Capability, Task, TaskDetail
+from taskqueue.signals import Signal, Signals
+
+
+def print_json(doc: Any) -> None:
+    print(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
+
+
+def when(value: datetime | None) -> str:
+    if value is None:
+        return "-"
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def age(value: datetime | None) -> str:
+    if value is None:
+        return "-"
+    seconds = max(0, int((datetime.now(UTC) - value).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def task_line(task: Task, as_json: bool, detail: str) -> None:
+    if as_json:
+        print_json(task.to_json())
+    else:
+        print(f"task {task.id} {task.status}: {detail}")
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _short(text: str | None, width: int = 50) -> str:
+    if not text:
+        return ""
+    line = text.splitlines()[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def print_task_table(tasks: list[Task]) -> None:
+    if not tasks:
+        print("no tasks")
+        return
+    _table(["ID", "CAPABILITY", "STATUS", "PRI", "TRIES", "WORKER", "AGE", "LAST ERROR"],
+           [[str(t.id), t.capability, t.status.value, str(t.priority),
+             f"{t.attempts}/{t.max_attempts}", t.worker or "", age(t.created_at),
+             _short(t.last_error)] for t in tasks])
+
+
+def print_detail(detail: TaskDetail) -> None:
+    t = detail.task
+    fields = [("id", t.id), ("capability", t.capability), ("status", t.status.value),
+              ("priority", t.priority), ("attempts", f"{t.attempts}/{t.max_attempts}"),
+              ("worker", t.worker or "-"), ("lease until", when(t.lease_expires_at)),
+              ("run after", when(t.run_after)), ("created", when(t.created_at)),
+              ("updated", when(t.updated_at)), ("dedupe key", t.dedupe_key or "-"),
+              ("last error", t.last_error or "-"),
+              ("payload", json.dumps(t.payload, ensure_ascii=False)),
+              ("state", json.dumps(t.state, ensure_ascii=False)),
+              ("result", json.dumps(t.result, ensure_ascii=False))]
+    for name, value in fields:
+        print(f"{name + ':':<13}{value}")
+    for a in detail.approvals:
+        decided = (f"{a.decision.value} by {a.decided_by or '-'} at {when(a.decided_at)}"
+                   if a.decision else f"open, expires {when(a.expires_at)}")
+        print(f"\napproval {a.id}: {a.question}\n  {decided}")
+        if a.note:
+            print(f"  note: {a.note}")
+        for f in a.attachments:
+            print(f"  attachment {f.id}: {f.filename} ({f.content_type}, {f.size_bytes} bytes)")
+    print("\nevents:")
+    for e in detail.events:
+        moved = f"{e.detail.get('from', '')}→{e.detail.get('to', '')}" if "to" in e.detail else ""
+        print(f"  {when(e.at)}  {e.kind:<12} {moved:<26} {e.actor or ''}")
+
+
+def _signal_line(s: Signal) -> str:
+    state = "FIRING" if s.firing else "ok"
+    return (f"{s.name:<9}{state:<8}{s.count} > {s.threshold}? ({s.meaning}; "
+            f"oldest {s.oldest_age_hours:.1f} h; whose move: {s.owner})")
+
+
+def print_signals(signals: Signals) -> None:
+    print(_signal_line(signals.incident))
+    print(_signal_line(signals.nudge))
+    print(f"open approvals: {signals.open_approvals}")
+    print(f"expired approvals (last day): {signals.expired_approvals}")
+    print(f"failed tasks (last day): {signals.failed_last_day}")
+    if signals.reaper_at is None:
+        print("reaper: never ran")
+    else:
+        counts = " ".join(f"{k}={v}" for k, v in (signals.reaper_outcome or {}).items())
+        ran = f"{when(signals.reaper_at)} ({age(signals.reaper_at)} ago)"
+        print(f"reaper: last ran {ran}: {counts}")
+
+
+def print_caps(caps: list[Capability]) -> None:
+    if not caps:
+        print("no capability settings (no caps anywhere)")
+        return
+
+    def show(v: int | None) -> str:
+        return "-" if v is None else str(v)
+
+    _table(["CAPABILITY", "MAX RUNNING", "MAX PARKED", "DAILY NEW", "TZ", "LEASE", "TTL",
+            "ATTEMPTS"],
+           [[c.capability, show(c.max_running), show(c.max_parked), show(c.daily_new),
+             c.day_timezone, f"{c.lease_seconds}s", f"{c.approval_ttl_seconds}s",
+             str(c.max_attempts)] for c in caps])

