@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import psycopg
+
 from taskqueue import cli_commands as cmd
+from taskqueue import cli_worker, stats
 from taskqueue.errors import SignoffError
 
 EXIT_USAGE = 2
@@ -17,15 +21,15 @@ EXIT_USAGE = 2
 
 def _positive(text: str) -> float:
     value = float(text)
-    if value <= 0:
+    if not value > 0 or math.isinf(value):  # `not >` also refuses nan
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
     return value
 
 
 def _non_negative(text: str) -> float:
     value = float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, not {text}")
+    if not value >= 0 or math.isinf(value):  # `not >=` also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, not {text}")
     return value
 
 
@@ -155,6 +159,8 @@ def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 # Later commands (the worker, stats) register themselves here with the same signature.
 EXTRA_COMMANDS: list[Adder] = []
+EXTRA_COMMANDS.append(cli_worker.add_parser)
+EXTRA_COMMANDS.append(stats.add_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -184,6 +190,12 @@ def _run(args: Any) -> int:
     except SignoffError as exc:
         print(f"signoff: {exc}", file=sys.stderr)
         return exc.exit_code
+    except psycopg.Error as exc:
+        # A value the database refuses (a delay past year 294276, say) or a server that
+        # went away mid-call: still one line and exit 1, as the contract promises.
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"signoff: database error: {first}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

@@ -31,7 +31,19 @@ def parse_json(text: str | None, what: str, *, obj: bool = True) -> Any:
         raise BadInput(f"{what} is not valid JSON: {exc.msg} at position {exc.pos}") from None
     if obj and not isinstance(value, dict):
         raise BadInput(f"{what} must be a JSON object")
+    if _has_nul(value):
+        raise BadInput(f"{what} holds a \\u0000 character, which PostgreSQL's jsonb cannot store")
     return value
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def read_jsonl(source: str) -> list[dict[str, Any]]:
@@ -137,7 +149,7 @@ async def complete_cmd(args: Any) -> int:
     result = parse_json(args.result, "--result", obj=False)
     async with open_queue() as queue:
         task = await queue.task_complete(args.id, args.worker, claim=args.claim, result=result)
-    out.task_line(task, args.json, "succeeded")
+    out.task_line(task, args.json, "result stored")
     return 0
 
 

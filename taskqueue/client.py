@@ -118,7 +118,8 @@ class TaskQueue(OutboxMixin):
                            delay: float = 0, max_attempts: int | None = None,
                            actor: str | None = None) -> Enqueued:
         """Add a task; a dedupe key held by an unfinished or succeeded task returns that task."""
-        item = NewTask(payload or {}, priority, dedupe_key, delay, max_attempts)
+        payload = {} if payload is None else payload
+        item = NewTask(payload, priority, dedupe_key, delay, max_attempts)
         [result] = await self.task_enqueue_many(capability, [item], actor=actor)
         return result
 
@@ -128,7 +129,10 @@ class TaskQueue(OutboxMixin):
         _check_capability(capability)
         for item in items:
             _check_new_task(item)
+        keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
         async with self._tx() as conn:
+            if keys:
+                await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
             out = [await self._enqueue_one(conn, capability, item, actor) for item in items]
             if any(e.created for e in out):
                 await self._notify(conn, TASKS_CHANNEL, capability)
@@ -298,6 +302,9 @@ class TaskQueue(OutboxMixin):
                       note: str | None) -> Approval | ApprovalExpired:
         choice = _check_decision(decision, by, note)
         _refuse_decided(row)
+        if not row.get("is_current", True):
+            raise Conflict(f"approval {row['id']} of task {row['task_id']} was superseded by "
+                           "a newer question")
         task = await self._one(conn, "task_lock", {"id": row["task_id"]})
         assert task is not None
         if task["status"] != Status.NEEDS_APPROVAL:
@@ -339,7 +346,8 @@ class TaskQueue(OutboxMixin):
                 if old is None:
                     raise TaskNotFound(f"no such task: {task_id}")
                 if old["status"] not in sources:
-                    raise Conflict(f"task {task_id} is {old['status']}; cannot {kind[:-2]} it")
+                    verb = {"retried": "retry", "cancelled": "cancel"}.get(kind, kind)
+                    raise Conflict(f"task {task_id} is {old['status']}; cannot {verb} it")
                 row = await self._one(conn, "task_set_status", {
                     "id": task_id, "status": target.value, "old_status": old["status"],
                     "reset_attempts": target is Status.PENDING, "kind": kind, "actor": actor,
@@ -514,6 +522,29 @@ class TaskQueue(OutboxMixin):
         return {"incident": incident, "nudge": nudge, "counts": counts, "reaper": reaper}
 
 
+    # -- stats (issue 5) ----------------------------------------------------------------
+
+    async def stats_read(self, capability: str) -> dict[str, Any]:
+        """One capability's pipeline figures, read in one snapshot (see taskqueue.stats)."""
+        params = {"capability": capability}
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            now = await self._one(conn, "stats_now", {})
+            out: dict[str, Any] = {"read_at": now["read_at"] if now else None}
+            for name in ("status_counts", "stage_counts", "skip_reasons", "report_reasons"):
+                out[name] = await self._all(conn, f"stats_{name}", params)
+            out["report_runs"] = await self._one(conn, "stats_report_runs", params)
+        return out
+
+    async def task_dedupe_known(self, capability: str, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` a task of `capability` holds as its dedupe key, in any status."""
+        if not keys:
+            return set()
+        async with self.pool.connection() as conn:
+            found = await self._all(conn, "task_dedupe_known",
+                                    {"capability": capability, "keys": list(keys)})
+        return {r["dedupe_key"] for r in found}
+
 def _check_capability(capability: str) -> None:
     if not capability or not capability.strip() or len(capability) > 200:
         raise BadInput("a capability name must be 1 to 200 characters")
@@ -522,6 +553,8 @@ def _check_capability(capability: str) -> None:
 def _check_new_task(item: NewTask) -> None:
     if not isinstance(item.payload, dict):
         raise BadInput("a payload must be a JSON object")
+    if not -(2**31) <= item.priority < 2**31:
+        raise BadInput("a priority must be a 32-bit whole number")
     _check_delay(item.delay)
     if item.max_attempts is not None and item.max_attempts < 1:
         raise BadInput("max-attempts must be at least 1")

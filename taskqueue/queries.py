@@ -16,8 +16,17 @@ def parse(text: str) -> dict[str, str]:
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in queries:
             raise ValueError(f"query {name} is defined twice")
-        queries[name] = body.strip().rstrip(";")
+        queries[name] = _strip_trailing_comments(body).rstrip(";")
     return queries
+
+
+def _strip_trailing_comments(body: str) -> str:
+    # Comments after a query's last statement introduce the next section, not this
+    # query; psycopg would read placeholders written in them as the query's own.
+    lines = body.strip().splitlines()
+    while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("--")):
+        lines.pop()
+    return "\n".join(lines).strip()
 
 
 @cache

@@ -60,8 +60,8 @@ class Signals:
             "expired_approvals": self.expired_approvals,
             "failed_last_day": self.failed_last_day,
             "open_approvals": self.open_approvals,
-            "reaper": {"at": iso(self.reaper_at), "outcome": self.reaper_outcome}
-            if self.reaper_at else None,
+            # Always an object, so readers can ask reaper.at before the first run.
+            "reaper": {"at": iso(self.reaper_at), "outcome": self.reaper_outcome},
         }
 
 

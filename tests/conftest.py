@@ -1,8 +1,11 @@
-"""Shared fixtures: a migrated template database per session, cloned into a fresh database per test."""
+"""Shared fixtures: a migrated template database per session, cloned into a database per test."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import queue as queues
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -26,25 +29,81 @@ def _admin(sql: str) -> None:
         conn.execute(sql)
 
 
+class _ClonePool:
+    """Clones of the template made ahead of time, and drops done behind, on two threads.
+
+    CREATE and DROP DATABASE each cost a checkpoint (about half a second); doing them
+    while the previous test runs keeps a test's setup to a queue.get()."""
+
+    def __init__(self, template: str, spares: int = 2) -> None:
+        self.template = template
+        self.ready: queues.Queue[str | BaseException] = queues.Queue()
+        self.creates: queues.Queue[bool] = queues.Queue()
+        self.drops: queues.Queue[str | None] = queues.Queue()
+        self.threads = [threading.Thread(target=self._create_loop, daemon=True),
+                        threading.Thread(target=self._drop_loop, daemon=True)]
+        for t in self.threads:
+            t.start()
+        for _ in range(spares):
+            self.creates.put(True)
+
+    def _create_loop(self) -> None:
+        while self.creates.get():
+            name = f"signoff_t_{uuid.uuid4().hex[:12]}"
+            try:
+                _admin(f"CREATE DATABASE {name} TEMPLATE {self.template}")
+                self.ready.put(name)
+            except BaseException as exc:  # surfaced to the test that takes it
+                self.ready.put(exc)
+
+    def _drop_loop(self) -> None:
+        while (name := self.drops.get()) is not None:
+            _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def take(self) -> str:
+        self.creates.put(True)
+        got = self.ready.get(timeout=120)
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    def give_back(self, name: str) -> None:
+        self.drops.put(name)
+
+    def close(self) -> None:
+        self.creates.put(False)
+        self.threads[0].join(timeout=120)
+        while not self.ready.empty():
+            got = self.ready.get()
+            if isinstance(got, str):
+                self.drops.put(got)
+        self.drops.put(None)
+        self.threads[1].join(timeout=300)
+
+
 @pytest.fixture(scope="session")
 def template_db() -> Iterator[str]:
     """A database migrated once per session; each test clones it (CREATE DATABASE … TEMPLATE)."""
     name = f"signoff_tpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     _admin(f"CREATE DATABASE {name}")
-    import asyncio
-
     asyncio.run(migrate(_dsn_for(name)))
     yield name
     _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.fixture(scope="session")
+def _clones(template_db: str) -> Iterator[_ClonePool]:
+    pool = _ClonePool(template_db)
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-def dsn(template_db: str) -> Iterator[str]:
+def dsn(_clones: _ClonePool) -> Iterator[str]:
     """A fresh, migrated database of this test's own, dropped afterwards."""
-    name = f"signoff_t_{uuid.uuid4().hex[:12]}"
-    _admin(f"CREATE DATABASE {name} TEMPLATE {template_db}")
+    name = _clones.take()
     yield _dsn_for(name)
-    _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    _clones.give_back(name)
 
 
 @pytest.fixture
@@ -61,3 +120,11 @@ async def queue(dsn: str) -> AsyncIterator[TaskQueue]:
     """A TaskQueue on this test's database, with room for concurrent callers."""
     async with TaskQueue.connect(dsn, min_size=1, max_size=20) as q:
         yield q
+
+
+@pytest.fixture
+def offline() -> TaskQueue:
+    """A TaskQueue with no database, for checks that must refuse before touching one."""
+    from typing import Any, cast
+
+    return TaskQueue(cast(Any, None))

@@ -33,6 +33,13 @@ SELECT pg_advisory_xact_lock(hashtextextended('signoff.caps:' || %(capability)s,
 -- name: timezone_exists
 SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = %(tz)s) AS ok;
 
+-- name: dedupe_lock
+-- A batch takes its dedupe keys (sorted by the caller) before inserting, so two batches
+-- that share keys in different orders wait for each other instead of deadlocking.
+SELECT pg_advisory_xact_lock(hashtextextended('signoff.dedupe:' || %(capability)s || ':' || k, 0))
+FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS u(k, n)
+ORDER BY n;
+
 -- name: task_enqueue
 -- A dedupe hit inserts nothing and returns the holder's id. Under a concurrent insert
 -- of the same key, ON CONFLICT waits for it; if the holder then is not yet visible to
@@ -305,11 +312,16 @@ SELECT *, expires_at <= now() AS past_expiry FROM approvals
 WHERE task_id = %(task_id)s ORDER BY id DESC LIMIT 1 FOR UPDATE;
 
 -- name: approval_lock
-SELECT *, expires_at <= now() AS past_expiry FROM approvals WHERE id = %(id)s FOR UPDATE;
+-- A task parks again after a cancel and a retry; only its latest approval is its
+-- current question, an older one left open is superseded.
+SELECT *, expires_at <= now() AS past_expiry,
+       NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = approvals.task_id AND n.id > approvals.id) AS is_current
+FROM approvals WHERE id = %(id)s FOR UPDATE;
 
 -- name: approval_list_open
 SELECT a.* FROM approvals a JOIN tasks t ON t.id = a.task_id
 WHERE a.decision IS NULL AND t.status = 'needs_approval'
+  AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
 ORDER BY a.created_at, a.id;
 
 -- name: approval_decide
@@ -395,6 +407,7 @@ WITH a AS (
       AND approvals.decision IS NULL
       AND approvals.expires_at <= now()
       AND tasks.status = 'needs_approval'
+      AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = approvals.task_id AND n.id > approvals.id)
       AND (%(approval_id)s::bigint IS NULL OR approvals.id = %(approval_id)s::bigint)
     RETURNING approvals.id, approvals.task_id
 ), t AS (
@@ -450,6 +463,7 @@ SELECT count(*) AS count,
            AS oldest_age_hours
 FROM approvals a JOIN tasks t ON t.id = a.task_id
 WHERE a.decision IS NULL AND t.status = 'needs_approval'
+  AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
   AND a.created_at < now() - make_interval(secs => %(age_seconds)s);
 
 -- name: signal_counts
@@ -459,7 +473,8 @@ SELECT
     (SELECT count(*) FROM tasks
      WHERE status = 'failed' AND finished_at > now() - interval '1 day') AS failed_last_day,
     (SELECT count(*) FROM approvals a JOIN tasks t ON t.id = a.task_id
-     WHERE a.decision IS NULL AND t.status = 'needs_approval') AS open_approvals;
+     WHERE a.decision IS NULL AND t.status = 'needs_approval'
+       AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)) AS open_approvals;
 
 -- name: queue_summary
 -- Per capability: counts by status, and the oldest claimable task with its age.
@@ -490,6 +505,8 @@ WITH candidate AS (
     JOIN tasks t ON t.id = a.task_id
     WHERE m.sent_at IS NULL
       AND a.decision IS NULL AND t.status = 'needs_approval'
+      -- Only the task's current question: an older one left open is superseded.
+      AND a.id = (SELECT max(l.id) FROM approvals l WHERE l.task_id = a.task_id)
       AND m.next_attempt_at <= now()
       AND (m.claim_until IS NULL OR m.claim_until < now())
       AND (%(approval_id)s::bigint IS NULL OR m.approval_id = %(approval_id)s::bigint)
@@ -513,7 +530,8 @@ WITH candidate AS (
     JOIN approvals a ON a.id = m.approval_id
     JOIN tasks t ON t.id = a.task_id
     WHERE m.sent_at IS NOT NULL AND m.closed_at IS NULL
-      AND (a.decision IS NOT NULL OR t.status <> 'needs_approval')
+      AND (a.decision IS NOT NULL OR t.status <> 'needs_approval'
+           OR a.id <> (SELECT max(l.id) FROM approvals l WHERE l.task_id = a.task_id))
       AND m.next_attempt_at <= now()
       AND (m.claim_until IS NULL OR m.claim_until < now())
       AND (%(approval_id)s::bigint IS NULL OR m.approval_id = %(approval_id)s::bigint)
@@ -553,8 +571,10 @@ RETURNING *;
 
 -- name: outbox_release
 -- A failed send or edit: give the row back with the error, to be tried after `delay`.
+-- Rows claimed in the same batch but not tried give theirs back without an attempt.
 UPDATE approval_messages SET
-    claimed_by = NULL, claim_until = NULL, attempts = attempts + 1,
+    claimed_by = NULL, claim_until = NULL,
+    attempts = attempts + CASE WHEN %(attempted)s THEN 1 ELSE 0 END,
     last_error = %(error)s, next_attempt_at = now() + make_interval(secs => %(delay)s)
 WHERE approval_id = %(approval_id)s AND claimed_by = %(sender)s
 RETURNING *;
@@ -591,3 +611,49 @@ INSERT INTO telegram_alerts (name) VALUES (%(name)s) ON CONFLICT (name) DO NOTHI
 UPDATE telegram_alerts SET firing = %(firing)s, changed_at = now()
 WHERE name = %(name)s AND firing <> %(firing)s
 RETURNING *;
+
+-- Stats (issue 5)
+-- One capability's pipeline, read in one snapshot by TaskQueue.stats_read.
+
+-- name: stats_now
+SELECT now() AS read_at;
+
+-- name: stats_status_counts
+SELECT status, count(*)::int AS n FROM tasks WHERE capability = %(capability)s GROUP BY status;
+
+-- name: stats_stage_counts
+-- Distinct tasks per `stage` event a workload recorded (drafted, parked, submitted, ...).
+SELECT e.detail->>'stage' AS stage, count(DISTINCT e.task_id)::int AS n
+FROM task_events e JOIN tasks t ON t.id = e.task_id
+WHERE t.capability = %(capability)s AND e.kind = 'stage' AND e.detail ? 'stage'
+GROUP BY 1;
+
+-- name: stats_skip_reasons
+-- Skipped tasks by the note of the skip decision (the person's reason).
+SELECT coalesce(nullif(btrim(a.note), ''), '(no reason given)') AS reason,
+       count(DISTINCT a.task_id)::int AS n
+FROM approvals a JOIN tasks t ON t.id = a.task_id
+WHERE t.capability = %(capability)s AND t.status = 'skipped' AND a.decision = 'skipped'
+GROUP BY 1;
+
+-- name: stats_report_reasons
+-- Producers' run reports: succeeded tasks of `CAP.something` whose result holds
+-- `filtered_by_reason` ({reason: count}); summed over every run.
+SELECT r.key AS reason, sum((r.value)::text::numeric)::int AS n
+FROM tasks t, jsonb_each(CASE WHEN jsonb_typeof(t.result->'filtered_by_reason') = 'object'
+                              THEN t.result->'filtered_by_reason' ELSE '{}'::jsonb END) r
+WHERE left(t.capability, length(%(capability)s) + 1) = %(capability)s || '.'
+  AND t.status = 'succeeded' AND jsonb_typeof(r.value) = 'number'
+GROUP BY 1;
+
+-- name: stats_report_runs
+SELECT count(*)::int AS runs, max(finished_at) AS last_at
+FROM tasks t
+WHERE left(t.capability, length(%(capability)s) + 1) = %(capability)s || '.'
+  AND t.status = 'succeeded' AND jsonb_typeof(t.result->'filtered_by_reason') = 'object';
+
+-- name: task_dedupe_known
+-- Which of these dedupe keys any task of the capability holds, in any status (a producer
+-- that must never enqueue the same thing twice, even after a skip or a failure).
+SELECT DISTINCT dedupe_key FROM tasks
+WHERE capability = %(capability)s AND dedupe_key = ANY(%(keys)s::text[]);

@@ -1,0 +1,1 @@
+"""Signoff's benchmarks; run `python bench/benchmark.py` (see bench/README.md)."""

@@ -1,0 +1,213 @@
+"""Signoff's benchmark: enqueue, drain and claim latency on a real PostgreSQL, printed as JSON.
+
+Run from the repository root (see bench/README.md):
+
+    .venv/bin/python -m bench.benchmark             # the full run: 1,000,000 finished rows
+    .venv/bin/python -m bench.benchmark --quick     # a smoke run of a few seconds
+
+It drops and recreates its own database (`--database`, default signoff_bench), migrates it,
+measures, prints one JSON document on stdout (progress goes to stderr) and drops the database
+unless `--keep`. Exit code 1 when a drain did not complete every task exactly once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from bench.drain import drain
+from bench.finished import finished_rows_latency
+from bench.measure import batches, enqueue_ids, execute, latency_ms, rate, timed
+from taskqueue import TaskQueue
+from taskqueue.migrate import migrate
+
+log = logging.getLogger("signoff.bench")
+
+ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+_PROTECTED = {"postgres", "template0", "template1"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What to measure and how much; the defaults are the full run."""
+
+    tasks: int = 2000
+    batch: int = 500
+    finished_rows: int = 1_000_000
+    latency_tasks: int = 1000
+    claimers: tuple[int, ...] = (1, 4, 16)
+    processes: bool = False
+    max_running: int = 4
+    checkpoint: bool = True
+
+
+QUICK = Config(tasks=200, batch=50, finished_rows=20_000, latency_tasks=200)
+
+
+# -- the database ----------------------------------------------------------------------
+
+
+def dsn_for(admin_dsn: str, name: str) -> str:
+    """The admin DSN pointed at database `name`."""
+    return psycopg.conninfo.make_conninfo(admin_dsn, dbname=name)
+
+
+async def database_drop(admin_dsn: str, name: str) -> None:
+    drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+    await execute(admin_dsn, drop)
+
+
+async def database_create(admin_dsn: str, name: str) -> str:
+    """Drop and recreate the benchmark's database, migrate it, and return its DSN."""
+    admin_db = psycopg.conninfo.conninfo_to_dict(admin_dsn).get("dbname")
+    if name in _PROTECTED or name == admin_db:
+        raise SystemExit(f"refusing to drop and recreate database {name!r}")
+    await database_drop(admin_dsn, name)
+    await execute(admin_dsn, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = dsn_for(admin_dsn, name)
+    await migrate(dsn)
+    return dsn
+
+
+async def machine_info(dsn: str) -> dict[str, Any]:
+    """The client machine and the server's settings that move the figures."""
+    server = await execute(dsn, """
+        SELECT current_setting('server_version') AS postgres,
+               current_setting('shared_buffers') AS shared_buffers,
+               current_setting('synchronous_commit') AS synchronous_commit,
+               current_setting('max_connections') AS max_connections""")
+    return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+            "platform": platform.platform(), "python": platform.python_version(),
+            "psycopg": psycopg.__version__, **server}
+
+
+# -- 1 and 2: enqueue ------------------------------------------------------------------
+
+
+async def enqueue_single(q: TaskQueue, tasks: int) -> dict[str, Any]:
+    """N tasks, one task_enqueue call (one transaction) each."""
+    calls = [(await timed(q.task_enqueue("bench.single", {"i": i})))[1] for i in range(tasks)]
+    seconds = sum(calls)
+    return {"tasks": tasks, "seconds": round(seconds, 3), "tasks_per_s": rate(tasks, seconds),
+            "call": latency_ms(calls)}
+
+
+async def enqueue_batched(q: TaskQueue, tasks: int, batch: int) -> dict[str, Any]:
+    """N tasks in task_enqueue_many calls of `batch` tasks (one transaction each)."""
+    calls = [(await timed(q.task_enqueue_many("bench.batched", items)))[1]
+             for items in batches(tasks, batch)]
+    seconds = sum(calls)
+    return {"tasks": tasks, "batch": batch, "seconds": round(seconds, 3),
+            "tasks_per_s": rate(tasks, seconds), "call": latency_ms(calls)}
+
+
+# -- the run -----------------------------------------------------------------------------
+
+
+async def drain_figures(q: TaskQueue, dsn: str, config: Config) -> list[dict[str, Any]]:
+    """Figure 3: for each claimer count, enqueue N tasks of a capability and drain them."""
+    figures = []
+    for claimers in config.claimers:
+        capability = f"bench.drain.{claimers}"
+        expected = await enqueue_ids(q, capability, config.tasks, config.batch)
+        log.info("drain claimers=%d tasks=%d processes=%s", claimers, config.tasks,
+                 config.processes)
+        figures.append(await drain(dsn, capability, expected, claimers,
+                                   processes=config.processes))
+    return figures
+
+
+async def figures_run(dsn: str, config: Config) -> dict[str, Any]:
+    """Every figure of the benchmark, measured on the migrated database at `dsn`."""
+    started = time.perf_counter()
+    doc: dict[str, Any] = {"parameters": asdict(config), "machine": await machine_info(dsn)}
+    async with TaskQueue.connect(dsn, min_size=1, max_size=2) as q:
+        log.info("enqueue tasks=%d batch=%d", config.tasks, config.batch)
+        doc["enqueue_single"] = await enqueue_single(q, config.tasks)
+        doc["enqueue_batched"] = await enqueue_batched(q, config.tasks, config.batch)
+        doc["drain"] = await drain_figures(q, dsn, config)
+        doc["exactly_once"] = all(d["exactly_once"] for d in doc["drain"])
+        log.info("claim latency finished_rows=%d", config.finished_rows)
+        doc["claim_with_finished_rows"] = await finished_rows_latency(
+            q, dsn, rows=config.finished_rows, tasks=config.latency_tasks, batch=config.batch,
+            max_running=config.max_running, checkpoint=config.checkpoint)
+    doc["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    doc["seconds"] = round(time.perf_counter() - started, 1)
+    return doc
+
+
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
+    return value
+
+
+def claimer_counts(text: str) -> tuple[int, ...]:
+    """argparse type: claimer counts such as 1,4,16."""
+    return tuple(positive(part) for part in text.split(","))
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--dsn", default=ADMIN_DSN, help="admin DSN used to create the database")
+    p.add_argument("--database", default="signoff_bench", help="dropped and recreated")
+    p.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    p.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    p.add_argument("--tasks", type=positive, help="tasks per enqueue and drain figure")
+    p.add_argument("--batch", type=positive, help="tasks per task_enqueue_many call")
+    p.add_argument("--finished-rows", type=positive, help="succeeded rows beside the claims")
+    p.add_argument("--latency-tasks", type=positive, help="claims timed beside them")
+    p.add_argument("--max-running", type=positive, help="the cap of the capped figure")
+    p.add_argument("--claimers", type=claimer_counts, help="drain claimer counts (1,4,16)")
+    p.add_argument("--processes", action="store_true", help="one process per claimer")
+    p.add_argument("--no-checkpoint", dest="checkpoint", action="store_false",
+                   help="skip the CHECKPOINT after loading the finished rows")
+    return p.parse_args(argv)
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    """--quick's sizes (or the full run's), overridden by any size given explicitly."""
+    names = ("tasks", "batch", "finished_rows", "latency_tasks", "max_running", "claimers")
+    given = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+    return replace(QUICK if args.quick else Config(), processes=args.processes,
+                   checkpoint=args.checkpoint, **given)
+
+
+async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
+    """Create the database, measure, drop it (unless --keep); the JSON document."""
+    args = parse_args(argv)
+    dsn = await database_create(args.dsn, args.database)
+    try:
+        doc = await figures_run(dsn, config_from(args))
+    finally:
+        if not args.keep:
+            await database_drop(args.dsn, args.database)
+    command = shlex.join(["python", "-m", "bench.benchmark", *argv])
+    return {"benchmark": "signoff", "command": command, "database": args.database, **doc}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and print its JSON; 1 when a drain was not exactly once."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
+    doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
+    print(json.dumps(doc, indent=2))
+    return 0 if doc["exactly_once"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""What every figure shares: timing, percentiles, task batches and one-statement SQL."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from taskqueue import NewTask, TaskQueue
+
+T = TypeVar("T")
+
+
+def latency_ms(samples: Sequence[float]) -> dict[str, Any]:
+    """Nearest-rank p50/p95/p99 and max of durations in seconds, in milliseconds."""
+    ordered = sorted(samples)
+
+    def at(p: float) -> float | None:
+        if not ordered:
+            return None
+        return round(ordered[max(0, math.ceil(len(ordered) * p) - 1)] * 1000, 3)
+
+    return {"n": len(ordered), "p50_ms": at(0.50), "p95_ms": at(0.95), "p99_ms": at(0.99),
+            "max_ms": at(1.0)}
+
+
+def rate(count: int, seconds: float) -> float:
+    """Count per second, rounded; 0 for an empty interval."""
+    return round(count / seconds, 1) if seconds > 0 else 0.0
+
+
+async def timed(awaitable: Awaitable[T]) -> tuple[T, float]:
+    """The awaitable's result and how long it took, in seconds."""
+    start = time.perf_counter()
+    result = await awaitable
+    return result, time.perf_counter() - start
+
+
+def batches(count: int, size: int) -> list[list[NewTask]]:
+    """`count` small tasks in lists of at most `size`."""
+    items = [NewTask({"i": i}) for i in range(count)]
+    return [items[i:i + size] for i in range(0, count, size)]
+
+
+async def execute(dsn: str, statement: str | sql.Composed,
+                  params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one statement in autocommit on a connection of its own; its first row or {}."""
+    async with await psycopg.AsyncConnection.connect(
+            dsn, autocommit=True, row_factory=dict_row) as conn:
+        cur = await conn.execute(statement, params)
+        return (await cur.fetchone() or {}) if cur.description else {}
+
+
+async def enqueue_ids(q: TaskQueue, capability: str, tasks: int, batch: int) -> list[int]:
+    """Untimed set-up: N pending tasks of a capability; their ids."""
+    return [e.id for items in batches(tasks, batch)
+            for e in await q.task_enqueue_many(capability, items)]

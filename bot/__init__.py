@@ -1,0 +1,1 @@
+"""Signoff's service: the scheduler, in-process workers and the Telegram bot around the queue."""

@@ -1,0 +1,32 @@
+"""`python -m bot [--config FILE]`: run the service until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from bot.service import Service
+from taskqueue import SignoffError
+from taskqueue.config import load_config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
+    parser.add_argument("--config", metavar="FILE",
+                        help="the config file (default: $SIGNOFF_CONFIG, else built-in defaults)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        config = load_config(args.config)
+        return asyncio.run(Service(config).run())
+    except SignoffError as exc:
+        print(f"signoff: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

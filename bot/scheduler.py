@@ -1,0 +1,164 @@
+"""The service's timetable (APScheduler 3.11): reaper, ticks, producers and the bot's checks.
+
+Every entry calls a small object's `run_once()`; scheduled jobs enqueue work and do not do
+it, except ticks, which run one slice by design. Jobs coalesce and have a misfire grace, so
+after downtime a missed run fires once; producers also catch up their last missed period at
+start (their dedupe key per period makes that safe to repeat).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from taskqueue import (
+    CapabilityRun,
+    Config,
+    ProducerJob,
+    Reaper,
+    ReaperConfig,
+    Stopping,
+    TaskQueue,
+    Tick,
+    load_handler,
+)
+
+log = logging.getLogger("signoff.scheduler")
+
+JobBody = Callable[[], Awaitable[Any]]
+# The checks the Telegram part provides bodies for; the schedule lives here.
+CHECKS = ("nudge_digest", "incident_check")
+
+
+def previous_fire_time(trigger: BaseTrigger, now: datetime,
+                       lookback: timedelta) -> datetime | None:
+    """The trigger's latest fire time in (now - lookback, now], or None."""
+    fire = trigger.get_next_fire_time(None, now - lookback)
+    last = None
+    while fire is not None and fire <= now:
+        last = fire
+        fire = trigger.get_next_fire_time(fire, fire + timedelta(microseconds=1))
+    return last
+
+
+class ServiceScheduler:
+    """Owns the AsyncIOScheduler; `jobs` maps each entry's id to the callable it runs."""
+
+    def __init__(self, queue: TaskQueue, config: Config, *, worker: str,
+                 stopping: Stopping | None = None) -> None:
+        self.queue = queue
+        self.config = config
+        self.worker = worker
+        self.stopping = stopping or Stopping()
+        self.tz = ZoneInfo(config.timezone)
+        self.scheduler = AsyncIOScheduler(timezone=self.tz, job_defaults={
+            "coalesce": True, "max_instances": 1,
+            "misfire_grace_time": config.misfire_grace_seconds})
+        self.jobs: dict[str, JobBody] = {}
+        self._inflight: set[asyncio.Task[Any]] = set()
+
+    # -- building the timetable ----------------------------------------------------------
+
+    def add(self, job_id: str, body: JobBody, trigger: BaseTrigger, *,
+            catch_up: bool = False) -> None:
+        """Add (or replace) an entry; with `catch_up`, its last missed run fires at start."""
+        self.jobs[job_id] = body
+        options: dict[str, Any] = {}
+        if catch_up:
+            lookback = timedelta(seconds=self.config.misfire_grace_seconds)
+            missed = previous_fire_time(trigger, datetime.now(self.tz), lookback)
+            if missed is not None:
+                options["next_run_time"] = missed
+        self.scheduler.add_job(self._guarded, trigger, args=[job_id], id=job_id, name=job_id,
+                               replace_existing=True, **options)
+
+    def add_reaper(self) -> None:
+        reaper = Reaper(self.queue, ReaperConfig(self.config.orphan_after_seconds))
+        self.add("reaper", reaper.run_once,
+                 IntervalTrigger(minutes=self.config.reaper_interval_minutes, timezone=self.tz))
+
+    def add_tick(self, run: CapabilityRun, minutes: float) -> Tick:
+        tick = Tick(self.queue, run, self.worker, self.stopping)
+        self.add(f"tick:{run.capability}", tick.run_once,
+                 IntervalTrigger(minutes=minutes, timezone=self.tz))
+        return tick
+
+    def add_producers(self) -> None:
+        for cap in self.config.capabilities.values():
+            for p in cap.producers:
+                job = ProducerJob(self.queue, p.name, cap.name, load_handler(p.function),
+                                  period=p.period, timezone=self.config.timezone)
+                trigger = CronTrigger.from_crontab(p.cron, timezone=self.tz)
+                self.add(f"producer:{cap.name}:{p.name}", self._producer_body(job, trigger),
+                         trigger, catch_up=True)
+
+    def _producer_body(self, job: ProducerJob, trigger: BaseTrigger) -> JobBody:
+        lookback = timedelta(seconds=self.config.misfire_grace_seconds)
+
+        async def body() -> Any:
+            # The period is the schedule's, not the clock's: a late run keeps its date.
+            now = datetime.now(self.tz)
+            return await job.run_once(previous_fire_time(trigger, now, lookback) or now)
+
+        return body
+
+    def set_check(self, name: str, body: JobBody) -> None:
+        """The Telegram part's hook: run `body` on the schedule of `name` (see CHECKS)."""
+        if name == "nudge_digest":
+            for at in self.config.digest_times:
+                hour, minute = (int(x) for x in at.split(":"))
+                self.add(f"nudge_digest:{at}", body,
+                         CronTrigger(hour=hour, minute=minute, timezone=self.tz))
+        elif name == "incident_check":
+            self.add("incident_check", body, IntervalTrigger(
+                minutes=self.config.signal_check_minutes, timezone=self.tz))
+        else:
+            raise ValueError(f"unknown check {name!r}; one of {', '.join(CHECKS)}")
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def _guarded(self, job_id: str) -> Any:
+        """Run one entry, log its failure in one line, and keep the timetable going."""
+        me = asyncio.current_task()
+        if me is not None:
+            self._inflight.add(me)
+        try:
+            return await self.jobs[job_id]()
+        except Exception as exc:
+            log.exception("job failed job=%s error=%s", job_id, exc)
+            return None
+        finally:
+            if me is not None:
+                self._inflight.discard(me)
+
+    async def run_job(self, job_id: str) -> Any:
+        """Run an entry now, as the timer would (tests and `signoff`-style triggers)."""
+        return await self._guarded(job_id)
+
+    def start(self) -> None:
+        self.scheduler.start()
+        for job in self.scheduler.get_jobs():
+            log.info("scheduler job=%s trigger=%s next=%s", job.id, job.trigger,
+                     job.next_run_time.isoformat() if job.next_run_time else None)
+
+    async def stop(self, grace: float) -> None:
+        """No new runs; give running ones `grace` seconds, then abort (ticks release)."""
+        if not self.scheduler.running:
+            return
+        self.scheduler.pause()
+        if self._inflight:
+            _, pending = await asyncio.wait(set(self._inflight), timeout=grace)
+            if pending:
+                self.stopping.abort.set()
+                await asyncio.wait(pending)
+        self.scheduler.shutdown(wait=False)
+        await asyncio.sleep(0)  # the shutdown runs on the loop's next turn

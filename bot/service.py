@@ -1,0 +1,188 @@
+"""The service (`python -m bot`): config, database, migrations, scheduler, workers, Telegram.
+
+Each part logs one line as it starts. The Telegram part plugs in through one hook:
+`bot.telegram.create_part(service)` returns an object with `async start()` and
+`async stop()` (or None when Telegram is off). It is called once the queue, the scheduler
+and the workers run, so it may use `service.queue`, `service.config.telegram` (parsed),
+`service.config.telegram_section` (the raw `[telegram]` table) and
+`service.scheduler.set_check("nudge_digest" | "incident_check", body)`. Its `stop()` is
+awaited on shutdown after the workers stopped and before the database pool closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import signal
+from collections.abc import Callable
+from typing import Protocol
+
+from bot.scheduler import ServiceScheduler
+from taskqueue import (
+    CapabilityConfig,
+    CapabilityRun,
+    Config,
+    Stopping,
+    TaskQueue,
+    WorkerConfig,
+    WorkerPool,
+    apply_capabilities,
+    default_worker_name,
+    load_handler,
+)
+from taskqueue.db import describe, resolve_dsn
+from taskqueue.migrate import migrate
+
+log = logging.getLogger("signoff.service")
+
+
+class TelegramPart(Protocol):
+    """What the Telegram part provides to the service."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+TelegramFactory = Callable[["Service"], "TelegramPart | None"]
+
+
+def default_telegram(service: Service) -> TelegramPart | None:
+    """`bot.telegram.create_part(service)`, when the Telegram package provides it."""
+    try:
+        module = importlib.import_module("bot.telegram")
+    except ModuleNotFoundError as exc:
+        if exc.name != "bot.telegram":
+            raise
+        module = None
+    create = getattr(module, "create_part", None)
+    if create is None:
+        log.warning("telegram: not available (bot.telegram has no create_part)")
+        return None
+    part: TelegramPart | None = create(service)
+    return part
+
+
+class Service:
+    """`await Service(config).run()` until SIGTERM/SIGINT, or `start()` and `stop()`."""
+
+    def __init__(self, config: Config, *, dsn: str | None = None,
+                 telegram: TelegramFactory | None = default_telegram) -> None:
+        self.config = config
+        self.dsn = dsn
+        self.telegram_factory = telegram
+        self.telegram: TelegramPart | None = None
+        self.name = default_worker_name()
+        self.stopping = Stopping()
+        self.pools: list[WorkerPool] = []
+        self.scheduler: ServiceScheduler | None = None
+        self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
+        self.queue: TaskQueue | None = None
+        self._pool_runs: list[asyncio.Task[None]] = []
+        self._stop_requested = asyncio.Event()
+
+    async def start(self) -> None:
+        cfg = self.config
+        caps = ", ".join(f"{c.name}({c.mode})" for c in cfg.capabilities.values()) or "none"
+        log.info("config: file=%s capabilities=%s timezone=%s", cfg.path or "(defaults)",
+                 caps, cfg.timezone)
+        dsn = self.dsn or resolve_dsn()
+        log.info("database: %s", describe(dsn))
+        applied = await migrate(dsn)
+        log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
+        self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
+        self.queue = await self._queue_cm.__aenter__()
+        await apply_capabilities(self.queue, cfg)
+        runs = {c.name: await self._run_for(c) for c in cfg.capabilities.values()
+                if c.mode != "external"}
+        self._start_scheduler(runs)
+        self._start_pools(runs, dsn)
+        await self._start_telegram()
+        log.info("service started name=%s", self.name)
+
+    def _pool_size(self) -> int:
+        slots = sum(c.concurrency for c in self.config.capabilities.values() if c.mode == "pool")
+        return 4 + slots * 2
+
+    async def _run_for(self, cap: CapabilityConfig) -> CapabilityRun:
+        assert self.queue is not None and cap.handler is not None
+        lease = cap.lease_seconds or (await self.queue.capability_get(cap.name)).lease_seconds
+        return CapabilityRun(cap.name, load_handler(cap.handler), float(lease),
+                             cap.timeout_seconds)
+
+    def _start_scheduler(self, runs: dict[str, CapabilityRun]) -> None:
+        assert self.queue is not None
+        sched = ServiceScheduler(self.queue, self.config, worker=f"{self.name}:tick",
+                                 stopping=self.stopping)
+        sched.add_reaper()
+        for name, run in runs.items():
+            cap = self.config.capabilities[name]
+            if cap.mode == "tick":
+                sched.add_tick(run, cap.tick_minutes)
+        sched.add_producers()
+        sched.start()
+        self.scheduler = sched
+        log.info("scheduler: started jobs=%d reaper_every=%gmin", len(sched.jobs),
+                 self.config.reaper_interval_minutes)
+
+    def _start_pools(self, runs: dict[str, CapabilityRun], dsn: str) -> None:
+        assert self.queue is not None
+        for name, run in runs.items():
+            cap = self.config.capabilities[name]
+            if cap.mode != "pool":
+                continue
+            pool = WorkerPool(self.queue, [run], WorkerConfig(
+                concurrency=cap.concurrency, poll_interval=self.config.poll_interval_seconds,
+                grace=self.config.grace_seconds, name=self.name), dsn=dsn)
+            self.pools.append(pool)
+            self._pool_runs.append(asyncio.create_task(pool.run(), name=f"pool-{name}"))
+        log.info("worker pool: %s", ", ".join(
+            f"{p.runs[0].capability}x{p.config.concurrency}" for p in self.pools) or "none")
+
+    async def _start_telegram(self) -> None:
+        part = self.telegram_factory(self) if self.telegram_factory else None
+        if part is None:
+            log.info("telegram: off")
+            return
+        await part.start()
+        self.telegram = part
+        log.info("telegram: started")
+
+    def request_stop(self) -> None:
+        """Begin a graceful stop (the SIGTERM/SIGINT handler)."""
+        self._stop_requested.set()
+
+    async def stop(self) -> None:
+        """Stop claiming, give running work the grace period, then close everything."""
+        log.info("service stopping")
+        self.stopping.requested.set()
+        for pool in self.pools:
+            pool.stop()
+        grace = self.config.grace_seconds
+        if self.scheduler is not None:
+            await self.scheduler.stop(grace)
+        if self._pool_runs:
+            await asyncio.gather(*self._pool_runs, return_exceptions=True)
+        if self.telegram is not None:
+            await self.telegram.stop()
+            log.info("telegram: stopped")
+        if self._queue_cm is not None:
+            await self._queue_cm.__aexit__(None, None, None)
+            self._queue_cm = self.queue = None
+        log.info("service stopped")
+
+    async def run(self) -> int:
+        """Start, wait for SIGTERM or SIGINT, stop; 0 after a clean stop."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+        try:
+            await self.start()
+            await self._stop_requested.wait()
+        finally:
+            await self.stop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+        return 0

@@ -1,0 +1,139 @@
+"""TelegramBot: builds the python-telegram-bot Application, starts polling and the outbox sender."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from telegram.error import InvalidToken, NetworkError
+from telegram.ext import Application, ApplicationBuilder
+
+from bot.telegram.courier import Courier, RetryPolicy, describe
+from bot.telegram.deps import KEY, Deps
+from bot.telegram.digest import IncidentAlert, NudgeDigest
+from bot.telegram.handlers import bot_commands, register
+from bot.telegram.outbox import OutboxSender
+from bot.telegram.settings import TelegramSettings, load
+from taskqueue import ConfigError, SignalConfig, TaskQueue
+
+log = logging.getLogger("signoff.telegram")
+
+TELEGRAM_OFF = ("Telegram is off (TELEGRAM_BOT_TOKEN is not set); approvals wait in the "
+                "queue: decide them with the CLI, `signoff approve ID --by WHO` (or skip, "
+                "revise --note)")
+# While Telegram cannot be reached at start, try again this often (seconds).
+RECONNECT_SECONDS = 15.0
+
+
+def build_application(settings: TelegramSettings) -> Application:
+    """A PTB Application pointed at `{api_base_url}/bot`; updates handled concurrently."""
+    assert settings.token
+    return (ApplicationBuilder().token(settings.token)
+            .base_url(settings.base_url).base_file_url(settings.base_file_url)
+            .concurrent_updates(8).job_queue(None).build())
+
+
+class TelegramBot:
+    """The Telegram part of the service: `await start()`, `await stop()`."""
+
+    def __init__(self, settings: TelegramSettings, queue: TaskQueue, *,
+                 signal_config: SignalConfig | None = None, policy: RetryPolicy | None = None,
+                 poll_timeout: float = 10.0, outbox_poll: float = 30.0,
+                 sender_name: str | None = None, digest_max_items: int = 30,
+                 reconnect: float = RECONNECT_SECONDS) -> None:
+        settings.check()
+        assert settings.chat_id is not None
+        self.settings, self.queue = settings, queue
+        self.application = build_application(settings)
+        self.courier = Courier(self.application.bot, policy)
+        self.sender = OutboxSender(queue, self.courier, settings.chat_id, poll=outbox_poll,
+                                   name=sender_name)
+        self.deps = Deps(queue, settings, self.courier, self.sender, signal_config)
+        self.application.bot_data[KEY] = self.deps
+        register(self.application)
+        self.poll_timeout = poll_timeout
+        self.digest_max_items = digest_max_items
+        self.reconnect = reconnect
+        self.started = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def nudge_digest(self) -> NudgeDigest:
+        """The digest job's body; the scheduler calls its run_once()."""
+        return NudgeDigest(self.queue, self.courier, self.deps.settings.chat_id or 0,
+                           max_items=self.digest_max_items)
+
+    def incident_alert(self) -> IncidentAlert:
+        """The incident check's body; the scheduler calls its run_once()."""
+        return IncidentAlert(self.queue, self.courier, self.deps.settings.chat_id or 0,
+                             self.deps.signal_config)
+
+    async def start(self) -> None:
+        """Check the token (fails fast when rejected), then poll and send in the background."""
+        try:
+            await self._connect()
+        except ConfigError:
+            await self.stop()  # the caller will not: close the HTTP clients before failing
+            raise
+        except NetworkError as exc:
+            log.warning("Telegram is unreachable (%s); retrying every %.0fs in the background. "
+                        "Approvals wait in the outbox until it is back.", describe(exc),
+                        self.reconnect)
+            self._tasks.append(asyncio.create_task(self._connect_later()))
+
+    async def _connect(self) -> None:
+        app = self.application
+        try:
+            await app.initialize()
+        except InvalidToken:
+            raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN (getMe: Unauthorized); "
+                              "check the token @BotFather gave you") from None
+        await self.courier.call("setMyCommands", lambda: app.bot.set_my_commands(bot_commands()))
+        await app.start()
+        assert app.updater is not None
+        await app.updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
+                                        allowed_updates=["message", "callback_query"])
+        self._tasks.append(asyncio.create_task(self.sender.run(), name="signoff-outbox"))
+        self.started.set()
+        log.info("telegram bot started username=@%s chat=%s allowed_users=%d",
+                 app.bot.username, self.settings.chat_id, len(self.settings.allowed_user_ids))
+
+    async def _connect_later(self) -> None:
+        while True:
+            await asyncio.sleep(self.reconnect)
+            try:
+                await self._connect()
+                return
+            except NetworkError as exc:
+                log.warning("Telegram still unreachable: %s", describe(exc))
+            except ConfigError as exc:
+                log.error("%s", exc)
+                return
+
+    async def stop(self) -> None:
+        """Stop polling and the sender, and close the HTTP connections."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        app = self.application
+        if app.updater is not None and app.updater.running:
+            await app.updater.stop()
+        if app.running:
+            await app.stop()
+        with contextlib.suppress(Exception):
+            await app.shutdown()
+        await app.bot.shutdown()  # its HTTP clients stay open when getMe failed at start
+        log.info("telegram bot stopped")
+
+
+def telegram_from_config(queue: TaskQueue, section: Mapping[str, Any] | None,
+                         env: Mapping[str, str], **kwargs: Any) -> TelegramBot | None:
+    """The bot, or None (said once in the log) when TELEGRAM_BOT_TOKEN is not set."""
+    settings = load(section, env)
+    if not settings.enabled:
+        log.warning(TELEGRAM_OFF)
+        return None
+    return TelegramBot(settings, queue, **kwargs)

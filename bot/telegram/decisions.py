@@ -1,0 +1,144 @@
+"""Taps and Revise notes: check who and what, record the decision once, or refuse and say why."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from telegram import CallbackQuery, Message, Update, User
+from telegram.ext import ContextTypes
+
+from bot.telegram.callback import Tap, decode
+from bot.telegram.deps import Deps, deps, who
+from bot.telegram.render import escape, person
+from taskqueue import AlreadyDecided, ApprovalExpired, BadInput, Conflict, Decision
+
+log = logging.getLogger("signoff.telegram.decisions")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a tap or note was refused, and the task it concerns when known."""
+
+    reason: str
+    task_id: int | None = None
+
+
+async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A button tap: check it against the stored message, then decide (Revise asks a note)."""
+    query = update.callback_query
+    assert query is not None
+    await query.answer()
+    d = deps(context)
+    message = query.message if isinstance(query.message, Message) else None
+    checked = await _check_tap(d, query, message)
+    if isinstance(checked, Refusal):
+        await refuse(d, checked, query.from_user, message, data=query.data)
+        return
+    tap, task_id = checked
+    assert message is not None
+    if tap.decision is Decision.REVISED:
+        await _ask_note(d, query.from_user, message, tap.approval_id, task_id)
+        return
+    await decide(d, tap.approval_id, task_id, tap.decision, query.from_user, message)
+
+
+async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A text message: a Revise note, after a Revise tap or as a reply to the request."""
+    message, user = update.effective_message, update.effective_user
+    if message is None or user is None or not message.text:
+        return
+    d = deps(context)
+    approval_id = d.revising.get((message.chat_id, user.id))
+    if approval_id is None:
+        approval_id = await _replied_request(d, message)
+    if approval_id is None or not d.allowed(user):
+        return
+    approval = await d.queue.approval_get(approval_id)
+    done = await decide(d, approval_id, approval.task_id, Decision.REVISED, user, message,
+                        note=message.text)
+    if done:
+        await d.courier.text(message.chat_id, f"📝 Noted: task {approval.task_id} will be "
+                             "redone with your note.", reply_to=message.message_id)
+
+
+async def _replied_request(d: Deps, message: Message) -> int | None:
+    """The approval whose request message this text replies to (in the approvals chat).
+
+    A reply needs no Revise tap first, so a note survives a restart of the bot."""
+    reply = message.reply_to_message
+    if reply is None or message.chat_id != d.settings.chat_id:
+        return None
+    row = await d.queue.approval_message_find(message.chat_id, reply.message_id)
+    return row.approval_id if row else None
+
+
+async def _check_tap(d: Deps, query: CallbackQuery,
+                     message: Message | None) -> tuple[Tap, int] | Refusal:
+    tap = decode(query.data)
+    if tap is None:
+        return Refusal("this button's data is not valid")
+    try:
+        approval = await d.queue.approval_get(tap.approval_id)
+    except BadInput:
+        return Refusal(f"there is no approval {tap.approval_id}")
+    if not d.allowed(query.from_user):
+        return Refusal("you are not on the list of people who may decide", approval.task_id)
+    row = await d.queue.approval_message_get(tap.approval_id)
+    matches = (message is not None and row is not None
+               and message.chat_id == d.settings.chat_id == row.chat_id
+               and message.message_id == row.message_id and tap.token == row.token)
+    if not matches:
+        return Refusal("this button does not match the approval's message", approval.task_id)
+    return tap, approval.task_id
+
+
+async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, user: User,
+                 message: Message, note: str | None = None) -> bool:
+    """Record the decision; tell the loser of a race who won, or that it expired."""
+    try:
+        await d.queue.approval_decide(approval_id, decision, who(user), note)
+    except AlreadyDecided as exc:
+        refusal = Refusal(f"this was already {exc.decision} by {person(exc.decided_by)}", task_id)
+    except ApprovalExpired:
+        refusal = Refusal("this approval has expired; nothing was decided", task_id)
+    except Conflict as exc:
+        refusal = Refusal(str(exc), task_id)
+    else:
+        d.revising.pop((message.chat_id, user.id), None)
+        log.info("approval decided task=%s approval=%s decision=%s by=%s", task_id,
+                 approval_id, decision.value, who(user))
+        await d.sender.close(approval_id)
+        return True
+    d.revising.pop((message.chat_id, user.id), None)
+    await refuse(d, refusal, user, message)
+    await d.sender.close(approval_id)
+    return False
+
+
+async def _ask_note(d: Deps, user: User, message: Message, approval_id: int,
+                    task_id: int) -> None:
+    d.revising[(message.chat_id, user.id)] = approval_id
+    await d.queue.event_insert(task_id, "revise_requested", actor=who(user),
+                               detail={"approval_id": approval_id})
+    log.info("revise note asked task=%s approval=%s by=%s", task_id, approval_id, who(user))
+    await d.courier.text(
+        message.chat_id, f"📝 {escape(user.full_name)}, what should change in task {task_id}? "
+        "Send your note as your next message here (or reply to the request).",
+        reply_to=message.message_id)
+
+
+async def refuse(d: Deps, refusal: Refusal, user: User | None, message: Message | None,
+                 data: str | None = None) -> None:
+    """Answer a refused tap or note in the chat, log it, and write it to the task's events."""
+    actor = who(user) if user else "telegram:unknown"
+    chat_id = message.chat_id if message else None
+    log.warning("telegram refused task=%s user=%s chat=%s reason=%s data=%r",
+                refusal.task_id, actor, chat_id, refusal.reason, data)
+    if refusal.task_id is not None:
+        await d.queue.event_insert(refusal.task_id, "refused", actor=actor, detail={
+            "reason": refusal.reason, "data": data, "chat_id": chat_id})
+    if message is not None:
+        name = escape(user.full_name) if user else "Someone"
+        await d.courier.text(message.chat_id, f"⛔ {name}: {escape(refusal.reason)}.",
+                             reply_to=message.message_id)

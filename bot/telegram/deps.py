@@ -1,0 +1,43 @@
+"""What every handler needs (queue, settings, courier, sender), kept in the app's bot_data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import User
+from telegram.ext import ContextTypes
+
+from bot.telegram.courier import Courier
+from bot.telegram.outbox import OutboxSender
+from bot.telegram.settings import TelegramSettings
+from taskqueue import SignalConfig, TaskQueue
+
+KEY = "signoff"
+
+
+@dataclass
+class Deps:
+    """The bot's resources; `revising` maps (chat id, user id) to the approval owed a note."""
+
+    queue: TaskQueue
+    settings: TelegramSettings
+    courier: Courier
+    sender: OutboxSender
+    signal_config: SignalConfig | None = None
+    revising: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def allowed(self, user: User | None) -> bool:
+        return user is not None and user.id in self.settings.allowed_user_ids
+
+
+def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
+    """The Deps stored when the application was built."""
+    found: Any = context.bot_data[KEY]
+    assert isinstance(found, Deps)
+    return found
+
+
+def who(user: User) -> str:
+    """How a decision records its Telegram decider: `telegram:<id>:<name>`."""
+    return f"telegram:{user.id}:{user.full_name}"

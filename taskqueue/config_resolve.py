@@ -1,0 +1,115 @@
+"""Config checks that reach outside the file: time zones, cron, imports and the environment."""
+
+from __future__ import annotations
+
+import warnings
+import zoneinfo
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from taskqueue.config_check import TIME_RE, Checker, KeyPath
+from taskqueue.errors import ConfigError
+from taskqueue.handler import load_handler
+
+if TYPE_CHECKING:
+    from taskqueue.config import Config, TelegramConfig
+
+_TELEGRAM = {"chat_id", "allowed_user_ids", "api_base_url", "digest", "digest_max_items",
+             "digest_times"}
+_SECRETS = {"token", "bot_token"}
+
+
+def check_timezone(c: Checker, key: KeyPath, name: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise c.error(key, f"unknown time zone {name!r}") from None
+
+
+def check_cron(c: Checker, key: KeyPath, expr: str, tz: str) -> None:
+    """A five-field crontab expression APScheduler accepts."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    if len(expr.split()) != 5:
+        raise c.error(key, f"a cron schedule has 5 fields (min hour day month weekday): {expr!r}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            CronTrigger.from_crontab(expr, timezone=tz)
+    except ValueError as exc:
+        raise c.error(key, f"invalid cron schedule {expr!r}: {exc}") from None
+
+
+def check_imports(config: Config, c: Checker) -> None:
+    """Import every handler and producer now, so a typo fails before anything starts."""
+    for name, cap in config.capabilities.items():
+        if cap.handler:
+            _import(c, ("capabilities", name, "handler"), cap.handler, "handler")
+        for i, p in enumerate(cap.producers):
+            _import(c, ("capabilities", name, "producers", i, "function"), p.function,
+                    "producer")
+
+
+def _import(c: Checker, key: KeyPath, spec: str, what: str) -> None:
+    try:
+        load_handler(spec, what=what)
+    except ConfigError as exc:
+        raise c.error(key, str(exc)) from None
+
+
+def telegram_from(top: Mapping[str, Any], c: Checker, env: Mapping[str, str],
+                  digest_times: tuple[str, ...]) -> TelegramConfig:
+    """The [telegram] section, then TELEGRAM_CHAT_ID, TELEGRAM_ALLOWED_USER_IDS,
+    TELEGRAM_API_BASE_URL and TELEGRAM_DIGEST_TIMES over it; the token only ever from
+    TELEGRAM_BOT_TOKEN. Digest times default to [nudges] digest_times."""
+    from taskqueue.config import TelegramConfig
+
+    raw = top.get("telegram", {})
+    if isinstance(raw, Mapping):
+        for secret in _SECRETS & set(raw):
+            raise c.error(("telegram", secret), "secrets never go in the file; "
+                          "set the TELEGRAM_BOT_TOKEN environment variable")
+    t = c.table(top, ("telegram",), _TELEGRAM)
+    k: KeyPath = ("telegram",)
+    return TelegramConfig(
+        token=env.get("TELEGRAM_BOT_TOKEN") or None,
+        chat_id=_env_chat(env) if env.get("TELEGRAM_CHAT_ID")
+        else c.get(t, (*k, "chat_id"), "chat"),
+        allowed_user_ids=_env_ids(env) if env.get("TELEGRAM_ALLOWED_USER_IDS")
+        else c.get(t, (*k, "allowed_user_ids"), "ints", ()),
+        api_base_url=env.get("TELEGRAM_API_BASE_URL")
+        or c.get(t, (*k, "api_base_url"), "str"),
+        digest=c.get(t, (*k, "digest"), "bool", True),
+        digest_max_items=c.get(t, (*k, "digest_max_items"), "int", 10, 1),
+        digest_times=_env_times(env) if env.get("TELEGRAM_DIGEST_TIMES")
+        else c.get(t, (*k, "digest_times"), "times", digest_times),
+    )
+
+
+def _env_chat(env: Mapping[str, str]) -> int | str:
+    value = env["TELEGRAM_CHAT_ID"].strip()
+    try:
+        return int(value)
+    except ValueError:
+        if value.startswith("@"):
+            return value
+        raise ConfigError(f"TELEGRAM_CHAT_ID must be a number or @channel, not {value!r}") \
+            from None
+
+
+def _env_ids(env: Mapping[str, str]) -> tuple[int, ...]:
+    value = env["TELEGRAM_ALLOWED_USER_IDS"]
+    try:
+        return tuple(int(x) for x in value.replace(",", " ").split())
+    except ValueError:
+        raise ConfigError("TELEGRAM_ALLOWED_USER_IDS must be user ids separated by commas, "
+                          f"not {value!r}") from None
+
+
+def _env_times(env: Mapping[str, str]) -> tuple[str, ...]:
+    value = env["TELEGRAM_DIGEST_TIMES"]
+    times = tuple(value.replace(",", " ").split())
+    if not all(TIME_RE.match(t) for t in times):
+        raise ConfigError(f"TELEGRAM_DIGEST_TIMES must be HH:MM times, comma-separated, "
+                          f"not {value!r}")
+    return times

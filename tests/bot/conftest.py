@@ -1,0 +1,94 @@
+"""Fixtures for the Telegram tests: the fake Bot API, settings pointed at it, a running bot."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+from bot.telegram.app import TelegramBot
+from bot.telegram.courier import RetryPolicy
+from bot.telegram.settings import TelegramSettings
+from taskqueue import Approval, ApprovalMessage, Event, NewAttachment, TaskQueue
+from tests.bot.fake_telegram import FakeTelegram, user
+
+CHAT = -100123
+ALICE = user(11, "Alice")
+BOB = user(22, "Bob")
+MALLORY = user(66, "Mallory")
+FAST = RetryPolicy(attempts=4, backoff=0.05, max_backoff=0.2, max_retry_after=5)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    server = FakeTelegram()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def settings(fake: FakeTelegram) -> TelegramSettings:
+    return TelegramSettings(token=fake.token, chat_id=CHAT,
+                            allowed_user_ids=frozenset({ALICE["id"], BOB["id"]}),
+                            api_base_url=fake.url)
+
+
+def make_bot(settings: TelegramSettings, queue: TaskQueue, **kwargs: Any) -> TelegramBot:
+    kwargs = {"policy": FAST, "poll_timeout": 1.0, "outbox_poll": 0.3} | kwargs
+    return TelegramBot(settings, queue, **kwargs)
+
+
+@pytest.fixture
+async def tgbot(settings: TelegramSettings, queue: TaskQueue) -> AsyncIterator[TelegramBot]:
+    bot = make_bot(settings, queue)
+    await bot.start()
+    yield bot
+    await bot.stop()
+
+
+async def park(queue: TaskQueue, question: str = "Send the application?", *,
+               request: dict[str, Any] | None = None, capability: str = "jobs",
+               attachments: tuple[NewAttachment, ...] = (),
+               expires_in: float | None = None) -> Approval:
+    """Enqueue, claim and park a task; its approval."""
+    await queue.task_enqueue(capability, {"n": 1})
+    task = await queue.task_claim(capability, "w1")
+    assert task is not None
+    return await queue.task_park(task.id, "w1", question, claim=task.claim,
+                                 request=request or {}, attachments=attachments,
+                                 expires_in=expires_in)
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 5.0) -> Any:
+    """Await `check()` until it is truthy; its value, or AssertionError after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not (value := await check()):
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the database")
+        await asyncio.sleep(0.02)
+    return value
+
+
+async def sent_row(queue: TaskQueue, approval_id: int) -> ApprovalMessage:
+    """The approval's outbox row once its message is sent."""
+    async def check() -> ApprovalMessage | None:
+        row = await queue.approval_message_get(approval_id)
+        return row if row and row.sent_at else None
+    return await eventually(check)
+
+
+def button(message: dict[str, Any], index: int) -> str:
+    """The callback data of a message's button (0 Approve, 1 Revise, 2 Skip)."""
+    return str(message["reply_markup"]["inline_keyboard"][0][index]["callback_data"])
+
+
+async def events(queue: TaskQueue, task_id: int, kind: str) -> list[Event]:
+    detail = await queue.task_detail(task_id)
+    return [e for e in detail.events if e.kind == kind]

@@ -1,0 +1,165 @@
+"""The service's timetable: jobs triggered directly or on short intervals, never real minutes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.scheduler import ServiceScheduler, previous_fire_time
+from taskqueue import (
+    CapabilityConfig,
+    CapabilityRun,
+    Config,
+    ProducerConfig,
+    ProducerJob,
+    ReapReport,
+    Status,
+    TaskQueue,
+)
+from tests.taskqueue import handlers_for_tests as h
+
+H = "tests.taskqueue.handlers_for_tests"
+
+
+def config(**kwargs: object) -> Config:
+    cap = CapabilityConfig("cv", f"{H}:quick", mode="tick", producers=(
+        ProducerConfig("nightly", f"{H}:nightly", "30 2 * * *"),))
+    return Config(capabilities={"cv": cap}, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def sched(queue: TaskQueue) -> AsyncIterator[ServiceScheduler]:
+    s = ServiceScheduler(queue, config(), worker="w-sched")
+    yield s
+    await s.stop(grace=1)
+
+
+async def test_reaper_job_runs_and_logs_its_outcome(
+        sched: ServiceScheduler, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="signoff")
+    sched.add_reaper()
+    report = await sched.run_job("reaper")
+    assert isinstance(report, ReapReport) and report.requeued == 0
+    assert "reaper ran requeued=0 orphans_requeued=0 failed=0 expired=0" in caplog.text
+
+
+async def test_tick_claims_one_task_and_runs_one_slice(sched: ServiceScheduler,
+                                                       queue: TaskQueue) -> None:
+    sched.add_tick(CapabilityRun("cv", h.quick, 30), minutes=5)
+    first = await queue.task_enqueue("cv", {"n": 1})
+    second = await queue.task_enqueue("cv", {"n": 2})
+    report = await sched.run_job("tick:cv")
+    assert (report.task_id, report.outcome, report.status) == (first.id, "done",
+                                                                Status.SUCCEEDED)
+    assert (await queue.task_get(second.id)).status is Status.PENDING
+    await sched.run_job("tick:cv")
+    assert (await sched.run_job("tick:cv")).task_id is None
+
+
+async def test_producers_are_idempotent_per_period(queue: TaskQueue) -> None:
+    fired = datetime(2026, 12, 1, 2, 30, tzinfo=UTC)
+    one = ProducerJob(queue, "nightly", "cv", h.nightly)
+    other = ProducerJob(queue, "nightly", "cv", h.nightly)  # a second service instance
+    first = await one.run_once(fired)
+    again = await other.run_once(fired + timedelta(hours=5))  # a late rerun, same day
+    assert (first.period, first.created, first.existing) == ("2026-12-01", 3, 0)
+    assert (again.created, again.existing) == (0, 3)
+    tasks = await queue.task_list(capability="cv")
+    assert sorted(t.dedupe_key or "" for t in tasks) == [
+        "nightly:2026-12-01", "nightly:2026-12-01:a", "nightly:2026-12-01:b"]
+    assert (await one.run_once(fired + timedelta(days=1))).created == 3
+
+
+async def test_producer_job_uses_the_schedules_period(sched: ServiceScheduler,
+                                                      queue: TaskQueue) -> None:
+    sched.add_producers()
+    report = await sched.run_job("producer:cv:nightly")
+    trigger = CronTrigger.from_crontab("30 2 * * *", timezone=UTC)
+    last = previous_fire_time(trigger, datetime.now(UTC), timedelta(hours=1))
+    expected = (last or datetime.now(UTC)).date().isoformat()
+    assert report.period == expected and report.created == 3
+
+
+def test_previous_fire_time_finds_the_last_missed_run() -> None:
+    trigger = CronTrigger.from_crontab("30 2 * * *", timezone=UTC)
+    now = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+    assert previous_fire_time(trigger, now, timedelta(hours=12)) == datetime(
+        2026, 12, 1, 2, 30, tzinfo=UTC)
+    assert previous_fire_time(trigger, now, timedelta(hours=1)) is None
+
+
+async def test_a_missed_cron_run_fires_once_at_start(queue: TaskQueue) -> None:
+    sched = ServiceScheduler(queue, config(), worker="w")
+    runs: list[float] = []
+
+    async def body() -> None:
+        runs.append(time.monotonic())
+
+    # Every minute, with an hour of grace: up to 60 runs were "missed"; one fires.
+    sched.add("every-minute", body, CronTrigger.from_crontab("* * * * *", timezone=UTC),
+              catch_up=True)
+    sched.start()
+    await asyncio.sleep(0.5)
+    await sched.stop(grace=1)
+    assert len(runs) == 1
+
+
+async def test_ten_missed_runs_after_downtime_fire_once(queue: TaskQueue) -> None:
+    sched = ServiceScheduler(queue, config(), worker="w")
+    runs: list[float] = []
+
+    async def body() -> None:
+        runs.append(time.monotonic())
+
+    sched.add("every-minute", body, IntervalTrigger(minutes=1, timezone=UTC))
+    # As if the service had been down: the job was due ten minutes ago.
+    sched.scheduler.modify_job("every-minute",
+                               next_run_time=datetime.now(UTC) - timedelta(minutes=10))
+    sched.start()
+    await asyncio.sleep(0.5)
+    await sched.stop(grace=1)
+    assert len(runs) == 1
+
+
+async def test_every_job_coalesces_with_a_misfire_grace(sched: ServiceScheduler) -> None:
+    sched.add_reaper()
+    sched.add_producers()
+    sched.set_check("incident_check", _noop)
+    sched.start()
+    jobs = sched.scheduler.get_jobs()
+    assert {j.id for j in jobs} == {"reaper", "producer:cv:nightly", "incident_check"}
+    assert all(j.coalesce and j.misfire_grace_time == 3600 and j.max_instances == 1
+               for j in jobs)
+
+
+async def test_checks_run_at_the_configured_times(queue: TaskQueue) -> None:
+    sched = ServiceScheduler(queue, config(digest_times=("08:15", "20:00"),
+                                           signal_check_minutes=10), worker="w")
+    sched.set_check("nudge_digest", _noop)
+    sched.set_check("incident_check", _noop)
+    triggers = {j.id: str(j.trigger) for j in sched.scheduler.get_jobs()}
+    assert triggers["nudge_digest:08:15"] == "cron[hour='8', minute='15']"
+    assert triggers["nudge_digest:20:00"] == "cron[hour='20', minute='0']"
+    assert triggers["incident_check"] == "interval[0:10:00]"
+    with pytest.raises(ValueError, match="unknown check"):
+        sched.set_check("weather", _noop)
+
+
+async def test_a_failing_job_logs_one_line_and_keeps_going(
+        sched: ServiceScheduler, caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    job = ProducerJob(sched.queue, "broken", "cv", h.broken_producer)
+    sched.add("producer:cv:broken", job.run_once, IntervalTrigger(minutes=5))
+    assert await sched.run_job("producer:cv:broken") is None
+    assert "job failed job=producer:cv:broken error=producer broke" in caplog.text
+
+
+async def _noop() -> None:
+    return None

@@ -1,0 +1,173 @@
+"""Approval messages end to end: sent with buttons, tapped, decided once, refused, edited."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from bot.telegram.app import TelegramBot
+from taskqueue import Approval, Decision, Reaper, Status, TaskQueue
+from tests.bot.conftest import ALICE, BOB, CHAT, MALLORY, button, events, park, sent_row
+from tests.bot.fake_telegram import FakeTelegram
+
+
+async def _request_message(fake: FakeTelegram, queue: TaskQueue,
+                           approval: Approval) -> dict[str, Any]:
+    """The request's message, once its ids are stored (a tap before that is refused)."""
+    row = await sent_row(queue, approval.id)
+    return fake.messages[(CHAT, row.message_id or 0)]
+
+
+async def test_a_parked_task_arrives_with_buttons_and_its_ids_are_stored(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue, request={"kind": "job_application", "company": "A&B <Ltd>",
+                                          "role": "Engineer_*", "score": 0.87,
+                                          "top_terms": ["python", "postgres"],
+                                          "url": "https://jobs.example/1"})
+    row = await sent_row(queue, approval.id)
+    [call] = fake.calls_to("sendMessage")
+    assert call.params["parse_mode"] == "HTML" and int(call.params["chat_id"]) == CHAT
+    text = call.params["text"]
+    assert "A&amp;B &lt;Ltd&gt;" in text and "Engineer_*" in text and "87%" in text
+    assert "python, postgres" in text and 'href="https://jobs.example/1"' in text
+    assert (row.chat_id, row.message_id) == (CHAT, fake.sent_with_buttons()[0]["message_id"])
+    buttons = call.params["reply_markup"]["inline_keyboard"][0]
+    assert [b["text"].split()[-1] for b in buttons] == ["Approve", "Revise", "Skip"]
+    assert all(str(approval.id) in b["callback_data"] for b in buttons)
+    assert all(len(b["callback_data"].encode()) <= 64 for b in buttons)
+    assert await events(queue, approval.task_id, "telegram_sent")
+
+
+async def test_approve_tap_decides_and_edits_the_message(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: not fake.sent_with_buttons())
+    task = await queue.task_get(approval.task_id)
+    assert task.status is Status.APPROVED and task.decision is Decision.APPROVED
+    assert task.approval is not None and task.approval.decided_by == "telegram:11:Alice"
+    assert "Approved</b> by Alice at" in msg["text"] and "UTC" in msg["text"]
+    assert fake.calls_to("answerCallbackQuery")
+
+
+async def test_skip_tap_ends_the_task_skipped(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    await fake.tap(msg, BOB, button(msg, 2))
+    await fake.wait_for(lambda: "Skipped" in msg["text"])
+    assert (await queue.task_get(approval.task_id)).status is Status.SKIPPED
+
+
+async def test_a_user_not_on_the_allow_list_is_refused_and_it_is_recorded(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    await fake.tap(msg, MALLORY, button(msg, 0))
+    reply = await fake.wait_for(lambda: [c for c in fake.calls_to("sendMessage")
+                                         if "⛔" in c.params["text"]])
+    assert "Mallory" in reply[0].params["text"] and fake.calls_to("answerCallbackQuery")
+    assert (await queue.task_get(approval.task_id)).status is Status.NEEDS_APPROVAL
+    [refused] = await events(queue, approval.task_id, "refused")
+    assert refused.actor == "telegram:66:Mallory" and "may decide" in refused.detail["reason"]
+    assert fake.sent_with_buttons() == [msg]
+
+
+async def test_forged_callback_data_is_refused(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    real = button(msg, 0)
+    altered = real[:-1] + ("0" if real[-1] != "0" else "1")
+    foreign = dict(msg, chat={"id": -100999, "type": "supergroup", "title": "Other"})
+    for data, where in ((altered, msg), ("so1:999999:a:abcdef12", msg), ("garbage", msg),
+                        (real, foreign)):
+        await fake.tap(where, ALICE, data)
+    await fake.wait_for(lambda: len(fake.calls_to("answerCallbackQuery")) == 4)
+    await fake.wait_for(lambda: len([c for c in fake.calls_to("sendMessage")
+                                     if "⛔" in c.params["text"]]) == 4)
+    assert (await queue.task_get(approval.task_id)).status is Status.NEEDS_APPROVAL
+    reasons = [e.detail["reason"] for e in await events(queue, approval.task_id, "refused")]
+    assert len(reasons) == 2 and all("does not match" in r for r in reasons)
+
+
+async def test_two_taps_at_once_yield_one_decision_and_the_other_is_told_who(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    await asyncio.gather(fake.tap(msg, ALICE, button(msg, 0)), fake.tap(msg, BOB, button(msg, 2)))
+    refusal = await fake.wait_for(lambda: [c for c in fake.calls_to("sendMessage")
+                                           if "already" in c.params["text"]])
+    decided = await events(queue, approval.task_id, "decided")
+    assert len(decided) == 1
+    winner = "Alice" if decided[0].actor == "telegram:11:Alice" else "Bob"
+    assert f"by {winner}" in refusal[0].params["text"]
+    assert len(await events(queue, approval.task_id, "refused")) == 1
+    await fake.wait_for(lambda: not fake.sent_with_buttons())
+
+
+async def test_a_tap_after_expiry_is_told_it_expired(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue, expires_in=0.5)
+    msg = await _request_message(fake, queue, approval)
+    await asyncio.sleep(0.6)
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: [c for c in fake.calls_to("sendMessage")
+                                 if "expired" in c.params["text"]])
+    await fake.wait_for(lambda: "Expired" in msg["text"] and not msg.get("reply_markup"))
+    assert (await queue.task_get(approval.task_id)).status is Status.EXPIRED
+
+
+async def test_revise_asks_for_a_note_and_resumes_the_task_with_it(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue, "Send this cover letter?")
+    msg = await _request_message(fake, queue, approval)
+    await fake.tap(msg, ALICE, button(msg, 1))
+    await fake.wait_for(lambda: [c for c in fake.calls_to("sendMessage")
+                                 if "what should change" in c.params["text"]])
+    assert (await queue.task_get(approval.task_id)).status is Status.NEEDS_APPROVAL
+    await fake.text(CHAT, BOB, "not a note: Bob did not tap Revise")
+    await fake.text(CHAT, ALICE, "Mention the <Postgres> work & shorten it")
+    await fake.wait_for(lambda: "Revise requested" in msg["text"])
+    task = await queue.task_get(approval.task_id)
+    assert task.status is Status.APPROVED and task.decision is Decision.REVISED
+    assert task.approval is not None and task.approval.note == (
+        "Mention the <Postgres> work & shorten it")
+    assert "&lt;Postgres&gt; work &amp; shorten" in msg["text"]
+
+
+async def test_a_reply_to_the_request_is_a_revise_note_without_a_tap(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue, "Send this cover letter?")
+    msg = await _request_message(fake, queue, approval)
+    await fake.text(CHAT, MALLORY, "approve it, I say", reply_to=msg)
+    await fake.text(CHAT, ALICE, "a plain message, not a reply")
+    await asyncio.sleep(0.3)
+    assert (await queue.task_get(approval.task_id)).status is Status.NEEDS_APPROVAL
+    await fake.text(CHAT, ALICE, "Shorter, and mention Postgres", reply_to=msg)
+    await fake.wait_for(lambda: "Revise requested" in msg["text"])
+    task = await queue.task_get(approval.task_id)
+    assert task.decision is Decision.REVISED and task.approval is not None
+    assert task.approval.note == "Shorter, and mention Postgres"
+
+
+async def test_expiry_by_the_reaper_edits_the_message_and_removes_buttons(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue, expires_in=0.3)
+    msg = await _request_message(fake, queue, approval)
+    await asyncio.sleep(0.4)
+    await Reaper(queue).run_once()
+    await fake.wait_for(lambda: "Expired" in msg["text"] and not msg.get("reply_markup"))
+
+
+async def test_a_decision_made_with_the_cli_closes_the_message(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    await queue.approval_decide_for_task(approval.task_id, Decision.APPROVED, "carol")
+    await fake.wait_for(lambda: "Approved</b> by carol" in msg["text"])
+    row = await queue.approval_message_get(approval.id)
+    assert row is not None and row.closed_at is not None
+    assert dataclasses.replace(row, closed_at=None).closed_at is None

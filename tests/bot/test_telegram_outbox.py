@@ -1,0 +1,175 @@
+"""The outbox sender against the fake Bot API: exactly once, restarts, outages, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from telegram import Bot
+
+from bot.telegram.courier import Courier
+from bot.telegram.outbox import OutboxSender
+from taskqueue import NewAttachment, TaskQueue
+from tests.bot.conftest import CHAT, FAST, park
+from tests.bot.fake_telegram import FakeTelegram
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+PDF = b"%PDF-1.4\n" + b"x" * 64
+
+
+@pytest.fixture
+async def ptb_bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
+    async with Bot(fake.token, base_url=f"{fake.url}/bot",
+                   base_file_url=f"{fake.url}/file/bot") as bot:
+        yield bot
+
+
+def sender(queue: TaskQueue, bot: Bot, name: str = "s1") -> OutboxSender:
+    return OutboxSender(queue, Courier(bot, FAST), CHAT, name=name, retry_base=0.2,
+                        retry_max=0.5)
+
+
+def requests(fake: FakeTelegram) -> list[str]:
+    """The texts of the approval messages sent (those with buttons)."""
+    return [c.params["text"] for c in fake.calls_to("sendMessage")
+            if "reply_markup" in c.params]
+
+
+async def test_two_senders_send_each_approval_exactly_once(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    parked = [await park(queue, f"Question {i}?") for i in range(12)]
+    one, two = sender(queue, ptb_bot, "s1"), sender(queue, ptb_bot, "s2")
+    one.batch = two.batch = 2
+    reports = await asyncio.gather(one.run_once(), two.run_once(), one.run_once())
+    assert sum(r.sent for r in reports) == 12
+    texts = requests(fake)
+    assert sorted(texts) == sorted(set(texts)) and len(texts) == 12
+    for approval in parked:
+        row = await queue.approval_message_get(approval.id)
+        assert row is not None and row.message_id is not None and row.chat_id == CHAT
+    assert (await one.run_once()).sent == 0
+
+
+async def test_an_outage_loses_nothing_and_a_restart_sends_what_is_owed(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    approval = await park(queue)
+    fake.fail("sendMessage", 502, "Bad Gateway", times=10)
+    report = await sender(queue, ptb_bot, "before-restart").run_once()
+    assert report.sent == 0 and report.failed == 1
+    row = await queue.approval_message_get(approval.id)
+    assert row is not None and row.sent_at is None and "Bad Gateway" in (row.last_error or "")
+    fake.failures.clear()
+    await asyncio.sleep(0.25)
+    restarted = sender(queue, ptb_bot, "after-restart")
+    assert (await restarted.run_once()).sent == 1
+    assert len(requests(fake)) == 1
+
+
+async def test_a_sender_that_died_mid_send_is_taken_over_after_its_claim_lapses(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    approval = await park(queue)
+    assert await queue.outbox_claim("crashed", lease=0.3)
+    assert (await sender(queue, ptb_bot).run_once()).sent == 0
+    await asyncio.sleep(0.35)
+    assert (await sender(queue, ptb_bot).run_once()).sent == 1
+    assert await queue.outbox_mark_sent(approval.id, "crashed", CHAT, 1) is None
+
+
+async def test_flood_control_429_is_honoured(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    await park(queue)
+    fake.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
+    started = time.monotonic()
+    assert (await sender(queue, ptb_bot).run_once()).sent == 1
+    assert time.monotonic() - started >= 1.0
+    assert [c.status for c in fake.calls if c.method == "sendMessage"] == [429, 200]
+
+
+async def test_dropped_connections_are_retried_with_backoff(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    await park(queue)
+    fake.fail("sendMessage", 0, times=2)
+    assert (await sender(queue, ptb_bot).run_once()).sent == 1
+    assert [c.status for c in fake.calls if c.method == "sendMessage"] == [0, 0, 200]
+
+
+async def test_evidence_goes_as_photo_documents_and_inline_text(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    files = (NewAttachment("shot.png", PNG), NewAttachment("cv.pdf", PDF),
+             NewAttachment("note.txt", b"short <note>"),
+             NewAttachment("long.txt", b"line\n" * 2000))
+    await park(queue, attachments=files)
+    assert (await sender(queue, ptb_bot).run_once()).sent == 1
+    [photo] = fake.calls_to("sendPhoto")
+    assert photo.files["photo"] == ("shot.png", PNG)
+    docs = {c.files["document"][0]: c for c in fake.calls_to("sendDocument")}
+    assert set(docs) == {"cv.pdf", "long.txt"} and docs["cv.pdf"].files["document"][1] == PDF
+    assert any("short &lt;note&gt;" in t for t in (c.params["text"]
+                                                   for c in fake.calls_to("sendMessage")))
+    request_id = fake.sent_with_buttons()[0]["message_id"]
+    assert photo.params["reply_parameters"]["message_id"] == request_id
+
+
+async def test_a_rejected_photo_falls_back_to_a_plain_message(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    await park(queue, attachments=(NewAttachment("shot.png", PNG),))
+    fake.fail("sendPhoto", 400, "Bad Request: IMAGE_PROCESS_FAILED")
+    assert (await sender(queue, ptb_bot).run_once()).sent == 1
+    notes = [c.params["text"] for c in fake.calls_to("sendMessage")
+             if "shot.png" in c.params["text"]]
+    assert notes and "image_process_failed" in notes[0].lower()
+
+
+async def test_a_long_request_goes_as_a_document_and_captions_fit(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    long = {"kind": "other", "title": "Huge & <long>"} | {
+        f"field{i}": "word " * 60 for i in range(30)}
+    await park(queue, "Q" * 1500 + "?", request=long,
+               attachments=(NewAttachment("x" * 200 + ".pdf", PDF),))
+    assert (await sender(queue, ptb_bot).run_once()).sent == 1
+    [request] = [c for c in fake.calls_to("sendMessage") if "reply_markup" in c.params]
+    text = request.params["text"]
+    assert len(text) <= 4096 and "attached as a document" in text
+    docs = fake.calls_to("sendDocument")
+    assert any(b"word word" in c.files["document"][1] for c in docs)
+    assert all(len(c.params.get("caption", "")) <= 1024 for c in docs)
+
+
+async def test_pending_resend_replaces_the_old_message(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    approval = await park(queue)
+    s = sender(queue, ptb_bot)
+    await s.run_once()
+    first = await queue.approval_message_get(approval.id)
+    assert first is not None and await queue.outbox_requeue(approval.id) is not None
+    assert (await s.run_once()).sent == 1
+    second = await queue.approval_message_get(approval.id)
+    assert second is not None and second.message_id != first.message_id
+    assert [m["message_id"] for m in fake.sent_with_buttons()] == [second.message_id]
+
+
+async def test_when_telegram_is_back_the_backed_off_rows_go_at_once(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    first = await park(queue, "First?")
+    s = sender(queue, ptb_bot)
+    s.retry_base = s.retry_max = 60
+    fake.fail("sendMessage", 0, times=FAST.attempts)
+    assert (await s.run_once()).failed == 1
+    second = await park(queue, "Second?")
+    assert (await s.run_once()).sent == 2
+    for approval in (first, second):
+        row = await queue.approval_message_get(approval.id)
+        assert row is not None and row.sent_at is not None
+
+
+async def test_a_failure_gives_the_untried_rows_of_the_batch_back_without_an_attempt(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    parked = [await park(queue, f"Q{i}?") for i in range(3)]
+    fake.fail("sendMessage", 0, times=FAST.attempts)
+    assert (await sender(queue, ptb_bot).run_once()).failed == 1
+    rows = [await queue.approval_message_get(a.id) for a in parked]
+    assert [r.attempts for r in rows if r] == [1, 0, 0]
+    assert all(r and r.sent_at is None and r.claimed_by is None for r in rows)
+    assert len(fake.calls_to("sendMessage", ok=False)) == FAST.attempts

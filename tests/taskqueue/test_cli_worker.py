@@ -1,0 +1,56 @@
+"""`signoff worker`: registered on the CLI; handler, lease and timeout from flags or config."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from taskqueue import ConfigError, TaskQueue, load_config
+from taskqueue.cli import build_parser, main
+from taskqueue.cli_worker import _capability_run, _worker_config
+from tests.taskqueue import handlers_for_tests as h
+
+H = "tests.taskqueue.handlers_for_tests"
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(["worker", *argv])
+
+
+def test_worker_is_a_signoff_command() -> None:
+    args = parse("--capability", "a", "--capability", "b", "--concurrency", "3")
+    assert args.capability == ["a", "b"] and args.concurrency == 3
+
+
+def test_a_worker_without_a_handler_is_one_line_and_exit_1(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, dsn: str) -> None:
+    monkeypatch.setenv("DATABASE_URL", dsn)
+    monkeypatch.delenv("SIGNOFF_CONFIG", raising=False)
+    assert main(["worker", "--capability", "mail"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("signoff: no handler for capability 'mail'") and err.count("\n") == 1
+
+
+async def test_handler_lease_and_timeout_come_from_the_config(tmp_path: Path,
+                                                              queue: TaskQueue) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f"[capabilities.mail]\nhandler = '{H}:quick'\nconcurrency = 4\n"
+                    "lease_seconds = 40\ntimeout_seconds = 9\n")
+    config = load_config(path, env={})
+    args = parse("--capability", "mail", "--config", str(path))
+    run = await _capability_run(queue, config, args, "mail")
+    assert (run.handler, run.lease, run.timeout) == (h.quick, 40, 9)
+    assert _worker_config(config, args, [run]).concurrency == 4
+
+
+async def test_flags_win_and_the_lease_defaults_to_the_database(queue: TaskQueue) -> None:
+    await queue.capability_set("mail", lease_seconds=77)
+    config = load_config(None, env={})
+    args = parse("--capability", "mail", "--handler", f"{H}:stubborn", "--timeout", "2")
+    run = await _capability_run(queue, config, args, "mail")
+    assert (run.handler, run.lease, run.timeout) == (h.stubborn, 77, 2)
+    with pytest.raises(ConfigError, match="cannot import"):
+        await _capability_run(queue, config, parse("--capability", "x", "--handler", "no:pe"),
+                              "x")

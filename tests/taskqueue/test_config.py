@@ -1,0 +1,145 @@
+"""The config file: defaults, the example, environment overrides, and errors with key and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskqueue import ConfigError, TaskQueue, apply_capabilities, load_config
+from taskqueue.config_check import key_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+H = "tests.taskqueue.handlers_for_tests"
+
+GOOD = f"""\
+timezone = "Europe/Berlin"
+
+[reaper]
+interval_minutes = 2
+
+[capabilities.mail]
+handler = "{H}:quick"
+mode = "pool"
+concurrency = 3
+max_running = 2
+lease_seconds = 60
+approval_ttl_hours = 1.5
+
+[capabilities.cv]
+handler = "{H}:quick"
+mode = "tick"
+tick_minutes = 5
+
+[[capabilities.cv.producers]]
+name = "nightly"
+function = "{H}:nightly"
+cron = "30 2 * * *"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "signoff.toml"
+    path.write_text(text)
+    return path
+
+
+def test_no_file_means_defaults() -> None:
+    config = load_config(None, env={})
+    assert config.path is None and config.capabilities == {}
+    assert config.reaper_interval_minutes == 5 and config.digest_times == ("09:00", "18:00")
+    assert config.telegram.token is None and not config.telegram.enabled
+
+
+def test_path_comes_from_signoff_config(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD)
+    config = load_config(None, env={"SIGNOFF_CONFIG": str(path)})
+    assert config.path == path and config.timezone == "Europe/Berlin"
+    assert config.reaper_interval_minutes == 2
+    mail, cv = config.capabilities["mail"], config.capabilities["cv"]
+    assert (mail.mode, mail.concurrency, mail.max_running) == ("pool", 3, 2)
+    assert cv.mode == "tick" and cv.producers[0].cron == "30 2 * * *"
+    assert mail.settings(config.timezone) == {
+        "day_timezone": "Europe/Berlin", "max_running": 2, "lease_seconds": 60,
+        "approval_ttl_seconds": 5400}
+
+
+def test_the_documented_example_is_valid() -> None:
+    config = load_config(ROOT / "signoff.example.toml", env={}, imports=False)
+    job = config.capabilities["job_application"]
+    assert job.mode == "tick" and job.producers[0].name == "nightly-scrape"
+    assert config.telegram.allowed_user_ids == (123456789,)
+
+
+def test_telegram_environment_overrides_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "[telegram]\nchat_id = 1\nallowed_user_ids = [5]\n")
+    env = {"TELEGRAM_BOT_TOKEN": "123:abc", "TELEGRAM_CHAT_ID": "-100",
+           "TELEGRAM_ALLOWED_USER_IDS": "7, 8", "TELEGRAM_API_BASE_URL": "http://127.0.0.1:9",
+           "TELEGRAM_DIGEST_TIMES": "08:30"}
+    tg = load_config(path, env=env).telegram
+    assert (tg.token, tg.chat_id, tg.allowed_user_ids) == ("123:abc", -100, (7, 8))
+    assert tg.api_base_url == "http://127.0.0.1:9" and tg.digest_times == ("08:30",)
+    assert tg.enabled
+    assert load_config(path, env={}).telegram.chat_id == 1
+
+
+def test_the_raw_telegram_section_is_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, "[telegram]\nchat_id = 1\n")
+    assert load_config(path, env={}).telegram_section == {"chat_id": 1}
+
+
+async def test_capability_settings_are_applied_to_the_database(tmp_path: Path,
+                                                               queue: TaskQueue) -> None:
+    await apply_capabilities(queue, load_config(write(tmp_path, GOOD), env={}))
+    mail = await queue.capability_get("mail")
+    assert (mail.max_running, mail.lease_seconds, mail.approval_ttl_seconds) == (2, 60, 5400)
+    assert mail.day_timezone == "Europe/Berlin"
+
+
+@pytest.mark.parametrize(("text", "key", "line"), [
+    ("timezone = 'UTC'\n[reaper]\ninterval = 5\n", "reaper.interval", 3),
+    ("[reaper]\ninterval_minutes = 'often'\n", "reaper.interval_minutes", 2),
+    ("timezone = 'Mars/Olympus'\n", "timezone", 1),
+    (f"[capabilities.a]\nhandler = '{H}:quick'\nmode = 'swarm'\n", "capabilities.a.mode", 3),
+    ("[capabilities.a]\nmode = 'pool'\n", "capabilities.a", 1),
+    (f"[capabilities.a]\nhandler = '{H}:quick'\nmax_running = -1\n",
+     "capabilities.a.max_running", 3),
+    (f"[capabilities.a]\nhandler = '{H}:nope'\n", "capabilities.a.handler", 2),
+    (f"[capabilities.a]\nhandler = '{H}:quick'\n\n[[capabilities.a.producers]]\nname = 'x'\n"
+     f"function = '{H}:nightly'\ncron = '0 2 * *'\n", "capabilities.a.producers[0].cron", 7),
+    (f"[capabilities.a]\nhandler = '{H}:quick'\n[[capabilities.a.producers]]\nname = 'x'\n"
+     f"function = '{H}:nightly'\ncron = '0 2 * * *'\n[[capabilities.a.producers]]\n"
+     f"name = 'y'\nfunction = '{H}:nightly'\ncron = '0 61 * * *'\n",
+     "capabilities.a.producers[1].cron", 10),
+    ("[nudges]\ndigest_times = ['9am']\n", "nudges.digest_times", 2),
+    ("[telegram]\ntoken = '123:abc'\n", "telegram.token", 2),
+    ("[telegram]\nallowed_user_ids = ['alice']\n", "telegram.allowed_user_ids", 2),
+])
+def test_a_bad_config_names_the_key_and_line(tmp_path: Path, text: str, key: str,
+                                            line: int) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path, env={})
+    assert f"{path}, line {line}: {key}:" in str(err.value)
+
+
+def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "timezone = 'UTC'\n[reaper\n")
+    with pytest.raises(ConfigError, match=r"invalid TOML: .*line 2"):
+        load_config(path, env={})
+
+
+def test_a_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "nope.toml", env={})
+
+
+def test_bad_telegram_environment_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="TELEGRAM_ALLOWED_USER_IDS"):
+        load_config(None, env={"TELEGRAM_ALLOWED_USER_IDS": "alice"})
+
+
+def test_key_lines_follow_tables_arrays_and_dotted_keys() -> None:
+    lines = key_lines("a = 1\n[t]\nb.c = 2\n[[t.p]]\nx = 1\n[[t.p]]\n'y' = 2\n")
+    assert lines[("a",)] == 1 and lines[("t", "b", "c")] == 3
+    assert lines[("t", "p", 0, "x")] == 5 and lines[("t", "p", 1, "y")] == 7

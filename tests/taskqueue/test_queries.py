@@ -1,0 +1,32 @@
+"""The named queries of sql/queries.sql: one block per name, and every name the code runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import taskqueue
+from taskqueue.queries import load, parse
+
+
+def test_parse_splits_named_blocks_and_drops_trailing_comments() -> None:
+    text = ("-- header\n-- name: a\nSELECT 1;\n\n-- name: b\nSELECT %(x)s;\n"
+            "-- The next section mentions %(y)s in a comment.\n")
+    assert parse(text) == {"a": "SELECT 1", "b": "SELECT %(x)s"}
+
+
+def test_parse_refuses_a_name_defined_twice() -> None:
+    with pytest.raises(ValueError, match="twice"):
+        parse("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n")
+
+
+def test_every_query_the_code_runs_is_defined() -> None:
+    package = Path(taskqueue.__file__).parent
+    pattern = re.compile(r'(?:query\(|_(?:one|all|fenced)\(\s*conn,\s*)"(\w+)"')
+    used = {name for path in package.glob("*.py") for name in pattern.findall(path.read_text())}
+    names = load()
+    assert {"task_claim", "task_enqueue", "task_fail"} <= used
+    assert all(sql.strip() for sql in names.values())
+    assert used <= set(names)

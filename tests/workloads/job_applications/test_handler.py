@@ -1,0 +1,102 @@
+"""The handler's revise, form-change and submit-error paths, in real Chromium and pdflatex."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import Browser
+
+from taskqueue import Status, TaskQueue
+from workloads.job_applications.handler import make_handler, split_note
+from workloads.job_applications.settings import JobSettings
+
+from .fake_form_pages import GREENHOUSE_EXTRA_QUESTION, GREENHOUSE_SERVER_ERROR
+from .fake_site import FakeSite
+from .pipeline import CAP, assert_invariant, drain, greenhouse_payload
+
+ANSWERS = "job_application[answers_attributes]"
+
+
+def test_a_revise_note_splits_into_field_answers_and_drafting_feedback() -> None:
+    answers, feedback = split_note(
+        "Why do you want to join: grids\nemphasize: Kafka\nmore about on-call please\n"
+        "Portfolio: https://example.org/a:b")
+    assert answers == {"Why do you want to join": "grids", "Portfolio": "https://example.org/a:b"}
+    assert feedback == "emphasize: Kafka\nmore about on-call please"
+
+
+async def _stage_counts(queue: TaskQueue, task_id: int) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for event in (await queue.task_detail(task_id)).events:
+        if event.kind == "stage":
+            counts[event.detail["stage"]] = counts.get(event.detail["stage"], 0) + 1
+    return counts
+
+
+@pytest.mark.slow
+async def test_field_answers_refill_and_a_changed_form_is_parked_again_not_submitted(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, browser: Browser
+) -> None:
+    handler = make_handler(settings, browser=browser)
+    task_id = (await queue.task_enqueue(CAP, greenhouse_payload(
+        site, GREENHOUSE_EXTRA_QUESTION))).id
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.approval is not None
+    assert [u["label"] for u in task.approval.request["unanswered"]] == [
+        "Why do you want to join Nordwind?"]
+
+    await queue.approval_decide_for_task(task_id, "revised", "mara",
+                                         "Why do you want to join Nordwind: Grids matter.")
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.approval is not None and task.approval.decision is None
+    assert task.approval.request["unanswered"] == []
+    assert (await _stage_counts(queue, task_id))["drafted"] == 1  # refilled, not redrafted
+
+    site.forms.change_form(f"/greenhouse/nordwind/jobs/{GREENHOUSE_EXTRA_QUESTION}")
+    first = task.approval.request["fingerprint"]
+    await queue.approval_decide_for_task(task_id, "approved", "mara")
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.status == Status.NEEDS_APPROVAL and task.approval is not None
+    assert task.approval.request["fingerprint"] != first
+    assert "the form changed" in task.approval.request["form_changed"]
+    assert [u["label"] for u in task.approval.request["unanswered"]] == [
+        "Are you willing to relocate to Hamburg?"]
+    assert site.forms.submissions == []
+
+    await queue.approval_decide_for_task(task_id, "revised", "mara", "relocate to Hamburg: No")
+    await drain(queue, handler)
+    await queue.approval_decide_for_task(task_id, "approved", "mara")
+    await drain(queue, handler)
+    assert (await queue.task_get(task_id)).status == Status.SUCCEEDED
+    [sent] = site.forms.submissions
+    assert sent.fields[f"{ANSWERS}[8][text_value]"] == "Grids matter."
+    assert sent.fields[f"{ANSWERS}[9][boolean_value]"] == "0"
+    await assert_invariant(queue, site)
+
+
+@pytest.mark.slow
+async def test_a_submit_that_errors_after_the_click_is_never_clicked_again(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, browser: Browser
+) -> None:
+    handler = make_handler(settings, browser=browser)
+    task_id = (await queue.task_enqueue(CAP, greenhouse_payload(
+        site, GREENHOUSE_SERVER_ERROR))).id
+    await drain(queue, handler)
+    await queue.approval_decide_for_task(task_id, "approved", "mara")
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.status == Status.NEEDS_APPROVAL and task.approval is not None
+    assert task.approval.question.startswith("Did the application to Nordwind")
+    assert "HTTP 500" in task.approval.request["reason"]
+    assert [a.filename for a in task.approval.attachments] == ["after_submit.png"]
+    assert len(site.forms.submissions) == 1
+
+    await queue.approval_decide_for_task(task_id, "approved", "mara", "it did, got an email")
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.status == Status.SUCCEEDED and task.result is not None
+    assert task.result["confirmed_by"] == "mara"
+    assert len(site.forms.submissions) == 1
+    await assert_invariant(queue, site)

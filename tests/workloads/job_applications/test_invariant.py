@@ -1,0 +1,196 @@
+"""THE INVARIANT: no submission without an approve by a person for the current fill, and at
+most one per approved task, whatever point the worker dies at.
+
+Two ways to die: in-process, a checkpoint stops the slice forever and the test cancels it
+(nothing after that point runs, no outcome is applied, the lease lapses), at every named
+point; and as real processes killed with SIGKILL at the points around the click.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser
+
+from taskqueue import Handler, Status, TaskQueue, TickReport
+from workloads.job_applications.checkpoints import CRASH_DIR_ENV, CRASH_ENV, POINTS
+from workloads.job_applications.handler import make_handler
+from workloads.job_applications.settings import JobSettings
+
+from .fake_form_pages import GREENHOUSE_OK, LEVER_OK
+from .fake_site import FakeSite
+from .pipeline import (
+    CAP,
+    assert_invariant,
+    greenhouse_payload,
+    lever_payload,
+    reap_dead_worker,
+    submissions_by_task,
+    tick,
+)
+
+pytestmark = pytest.mark.slow
+
+
+class Crasher:
+    """A checkpoint that, the first time each of `points` is reached, never returns."""
+
+    def __init__(self, points: list[str]) -> None:
+        self.pending = list(points)
+        self.fired: list[str] = []
+        self.hit = asyncio.Event()
+
+    async def __call__(self, name: str) -> None:
+        if name in self.pending:
+            self.pending.remove(name)
+            self.fired.append(name)
+            self.hit.set()
+            await asyncio.Future()  # the worker is dead from here on
+
+
+async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher) -> TickReport | None:
+    """One tick; None when the worker died in it (then its task has been reaped)."""
+    running = asyncio.create_task(tick(queue, handler))
+    hit = asyncio.create_task(crasher.hit.wait())
+    await asyncio.wait({running, hit}, return_when=asyncio.FIRST_COMPLETED)
+    hit.cancel()
+    if not crasher.hit.is_set():
+        return running.result()
+    crasher.hit.clear()
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await running
+    await reap_dead_worker(queue)
+    return None
+
+
+async def _answer(queue: TaskQueue, site: FakeSite, task_id: int) -> None:
+    """A truthful person: approve the application; on "did it go through?", say what the
+    form server saw."""
+    task = await queue.task_get(task_id)
+    assert task.approval is not None
+    if task.approval.request["kind"] == "job_application":
+        await queue.approval_decide_for_task(task_id, "approved", "mara")
+    elif (await submissions_by_task(queue, site)).get(task_id):
+        await queue.approval_decide_for_task(task_id, "approved", "mara", "it went through")
+    else:
+        await queue.approval_decide_for_task(task_id, "revised", "mara", "it did not")
+
+
+async def _run_to_the_end(queue: TaskQueue, site: FakeSite, handler: Handler,
+                          crasher: Crasher, task_id: int) -> None:
+    for _ in range(80):
+        report = await _slice(queue, handler, crasher)
+        await assert_invariant(queue, site)  # after every slice, crashed or not
+        if report is not None and report.task_id is None:
+            task = await queue.task_get(task_id)
+            if task.status == Status.SUCCEEDED:
+                return
+            assert task.status == Status.NEEDS_APPROVAL, task.status
+            await _answer(queue, site, task_id)
+    raise AssertionError("the task did not finish")
+
+
+async def test_a_worker_dying_at_any_point_never_submits_without_approval(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, browser: Browser
+) -> None:
+    everywhere = [p for p in POINTS if p != "submit.end"]
+    crasher = Crasher(everywhere)
+    handler = make_handler(settings, browser=browser, checkpoint=crasher)
+    first = (await queue.task_enqueue(CAP, greenhouse_payload(site, GREENHOUSE_OK),
+                                      max_attempts=50)).id
+    await _run_to_the_end(queue, site, handler, crasher, first)
+    assert crasher.fired == everywhere
+    # Died after saving `submit_started` (not clicked): asked, told "no", approved again;
+    # died after the click: asked, told "yes". One submission in all.
+    assert await assert_invariant(queue, site) == {first: 1}
+    result = (await queue.task_get(first)).result
+    assert result is not None and result["confirmed_by"] == "mara"
+
+    crasher = Crasher(["submit.end"])  # the outcome was saved: no need to ask
+    handler = make_handler(settings, browser=browser, checkpoint=crasher)
+    second = (await queue.task_enqueue(CAP, lever_payload(site, LEVER_OK), max_attempts=50)).id
+    await _run_to_the_end(queue, site, handler, crasher, second)
+    assert crasher.fired == ["submit.end"]
+    assert await assert_invariant(queue, site) == {first: 1, second: 1}
+    result = (await queue.task_get(second)).result
+    assert result is not None and result["confirmed_by"] is None
+    assert "Application submitted" in result["confirmation_text"]
+
+
+SLICE = """
+import asyncio, sys
+from taskqueue import CapabilityRun, TaskQueue, Tick
+from workloads.job_applications.handler import handle
+
+async def main(dsn):
+    async with TaskQueue.connect(dsn) as queue:
+        run = CapabilityRun("job_applications", handle, lease=60)
+        report = await Tick(queue, run, "process-worker").run_once()
+        print(report.outcome)
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def _config(settings: JobSettings, folder: Path) -> Path:
+    boards = "".join(
+        f'\n[[workloads.job_applications.boards]]\nkind = "{b.kind}"\ntoken = "{b.token}"\n'
+        f'base_url = "{b.base_url}"\n' for b in settings.boards)
+    path = folder / "signoff.toml"
+    path.write_text(
+        f'[workloads.job_applications]\nprofile = "{settings.profile}"\n'
+        f'artifacts = "{settings.artifacts}"\nbrowser_timeout_seconds = 15\n{boards}', "utf-8")
+    return path
+
+
+async def _process_slice(dsn: str, config: Path, crash_dir: Path) -> int:
+    env = {**os.environ, "SIGNOFF_CONFIG": str(config), CRASH_DIR_ENV: str(crash_dir),
+           CRASH_ENV: "submit.marked,submit.clicked"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SLICE, dsn, env=env, cwd=Path(__file__).parents[3],
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    return await proc.wait()
+
+
+async def _until_application_parked(queue: TaskQueue, site: FakeSite, handler: Handler,
+                                    task_id: int) -> None:
+    for _ in range(10):
+        task = await queue.task_get(task_id)
+        if task.status != Status.NEEDS_APPROVAL:
+            await tick(queue, handler)
+        elif task.approval is not None and task.approval.request["kind"] == "job_application":
+            return
+        else:
+            await _answer(queue, site, task_id)
+    raise AssertionError("never parked with the application")
+
+
+async def test_a_worker_killed_around_the_click_never_clicks_again(
+    queue: TaskQueue, dsn: str, site: FakeSite, settings: JobSettings, browser: Browser,
+    tmp_path: Path
+) -> None:
+    config, crash_dir = _config(settings, tmp_path), tmp_path / "crashed"
+    crash_dir.mkdir()
+    handler = make_handler(settings, browser=browser)
+    task_id = (await queue.task_enqueue(CAP, greenhouse_payload(site, GREENHOUSE_OK))).id
+    for expected in (0, 1):  # killed before the click, then killed after it
+        await _until_application_parked(queue, site, handler, task_id)
+        await queue.approval_decide_for_task(task_id, "approved", "mara")
+        assert await _process_slice(dsn, config, crash_dir) == -9  # SIGKILL
+        await reap_dead_worker(queue)
+        assert await assert_invariant(queue, site) == ({task_id: 1} if expected else {})
+        await tick(queue, handler)  # resumed: it asks instead of clicking
+        task = await queue.task_get(task_id)
+        assert task.approval is not None and task.approval.request["kind"] == \
+            "job_application_confirm"
+    assert sorted(p.name for p in crash_dir.iterdir()) == ["submit.clicked", "submit.marked"]
+    await _answer(queue, site, task_id)
+    await tick(queue, handler)
+    assert (await queue.task_get(task_id)).status == Status.SUCCEEDED
+    assert await assert_invariant(queue, site) == {task_id: 1}

@@ -1,0 +1,112 @@
+"""The nightly scrape against the fake boards and real PostgreSQL, and `signoff stats`."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from taskqueue import ProducerJob, Status, TaskQueue
+from taskqueue.cli import main
+from workloads.job_applications.boards import BoardConfig
+from workloads.job_applications.producer import nightly_scrape, scrape
+from workloads.job_applications.profile import Profile
+from workloads.job_applications.settings import JobSettings
+
+from .fake_site import FakeSite
+from .pipeline import CAP
+
+EXPECTED_KEYS = [
+    "greenhouse:nordwind:4012345", "lever:fjord:5f1c2a4e-8d7b-4c1e-9a3f-2b6d8e0f1a2c",
+    "lever:fjord:7c2d4e6f-1a3b-4c5d-9e8f-0a1b2c3d4e5f", "greenhouse:nordwind:4012399"]
+
+
+async def test_scrape_filters_ranks_and_enqueues_the_best_with_reasons_counted(
+    queue: TaskQueue, settings: JobSettings, profile: Profile
+) -> None:
+    report = await scrape(queue, settings, profile, capability=CAP)
+    assert (report.fetched, report.kept, report.rejected) == (8, 4, 4)
+    assert report.filtered_by_reason == {
+        "location: Zürich, Switzerland not accepted": 1, "seniority: principal": 1,
+        "excluded keyword: crypto": 1, "seniority: junior": 1}
+    assert sorted(e["key"] for e in report.enqueued) == sorted(EXPECTED_KEYS)
+    tasks = await queue.task_list(capability=CAP)
+    best = max(tasks, key=lambda t: t.priority)
+    assert best.payload["score"] == best.priority and best.payload["top_terms"]
+    assert best.payload["posting"]["company"] == "Nordwind Energie GmbH"
+    [recorded] = await queue.task_list(capability=f"{CAP}.scrape")
+    assert recorded.status == Status.SUCCEEDED and recorded.result == report.to_json()
+
+
+async def test_one_failing_board_does_not_stop_the_other(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile
+) -> None:
+    broken = BoardConfig("greenhouse", "broken", "", site.url("/gh"))
+    settings = dataclasses.replace(settings, boards=(broken, settings.boards[1]))
+    report = await scrape(queue, settings, profile, capability=CAP)
+    assert [e["board"] for e in report.board_errors] == ["greenhouse:broken"]
+    assert "500" in report.board_errors[0]["error"]
+    assert len(report.enqueued) == 2 and {e["company"] for e in report.enqueued} == {
+        "Fjord Analytics"}
+
+
+async def test_a_posting_is_never_enqueued_twice_even_after_it_ended(
+    queue: TaskQueue, settings: JobSettings, profile: Profile
+) -> None:
+    first = await scrape(queue, settings, profile, capability=CAP)
+    await queue.task_cancel(first.enqueued[0]["id"])  # its dedupe key is free in the queue
+    again = await scrape(queue, dataclasses.replace(settings, top=1), profile, capability=CAP)
+    assert again.enqueued == [] and again.already_known == 4
+    assert len(await queue.task_list(capability=CAP)) == 4
+
+
+async def test_top_n_caps_what_one_night_enqueues(
+    queue: TaskQueue, settings: JobSettings, profile: Profile
+) -> None:
+    one = await scrape(queue, dataclasses.replace(settings, top=1), profile, capability=CAP)
+    assert len(one.enqueued) == 1 and one.below_top == 3
+    two = await scrape(queue, dataclasses.replace(settings, top=1), profile, capability=CAP)
+    assert len(two.enqueued) == 1 and two.already_known == 1
+    assert two.enqueued[0]["score"] <= one.enqueued[0]["score"]
+
+
+def _config(settings: JobSettings, folder: Path) -> Path:
+    boards = "".join(
+        f'\n[[workloads.job_applications.boards]]\nkind = "{b.kind}"\ntoken = "{b.token}"\n'
+        f'base_url = "{b.base_url}"\n' for b in settings.boards)
+    path = folder / "signoff.toml"
+    path.write_text(f'[workloads.job_applications]\nprofile = "{settings.profile}"\n{boards}',
+                    "utf-8")
+    return path
+
+
+async def test_the_producer_reads_its_settings_from_the_config_file(
+    queue: TaskQueue, settings: JobSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIGNOFF_CONFIG", str(_config(settings, tmp_path)))
+    job = ProducerJob(queue, "nightly-scrape", CAP, nightly_scrape)
+    report = await job.run_once(datetime(2026, 12, 1, 2, 30, tzinfo=UTC))
+    assert (report.created, report.existing) == (4, 0)
+    again = await job.run_once(datetime(2026, 12, 2, 2, 30, tzinfo=UTC))
+    assert (again.created, again.existing) == (0, 4)
+
+
+async def test_signoff_stats_prints_the_pipeline_as_json(
+    queue: TaskQueue, dsn: str, settings: JobSettings, profile: Profile,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await scrape(queue, settings, profile, capability=CAP)
+    monkeypatch.setenv("DATABASE_URL", dsn)
+    # The CLI runs its own event loop, so it gets a thread of its own.
+    assert await asyncio.to_thread(main, ["stats", CAP, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["enqueued"] == 4 and doc["by_status"] == {"pending": 4}
+    assert doc["filtered_by_reason"]["seniority: junior"] == 1
+    assert doc["reports"]["runs"] == 1 and doc["read_at"]
+    assert await asyncio.to_thread(main, ["stats", CAP]) == 0
+    text = capsys.readouterr().out
+    assert "filtered by reason:" in text and "seniority: principal" in text

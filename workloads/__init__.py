@@ -1,0 +1,1 @@
+"""Workloads: the jobs Signoff runs that stop for a human's sign-off."""

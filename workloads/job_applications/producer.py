@@ -1,0 +1,97 @@
+"""The nightly scrape: fetch both boards, filter, rank, enqueue the best new postings.
+
+Each posting's task carries `dedupe_key=rank.dedupe_key(posting)` (not the producer's
+per-night key), and postings any task of the capability already holds, in any status,
+are left out first: a posting skipped, expired or failed once never comes back.
+
+Each run's report is stored as a succeeded task of `<capability>.scrape` (its payload and
+result are the report), so `signoff stats` can show what was filtered and why, next to
+the pipeline it fed, with nothing but the queue's own tables.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from taskqueue import ProducerContext, TaskQueue
+from workloads.job_applications.boards import fetch_all
+from workloads.job_applications.codec import payload_for
+from workloads.job_applications.profile import Profile, load_profile
+from workloads.job_applications.rank import Ranked, filter_postings, rank
+from workloads.job_applications.settings import JobSettings, load_settings
+
+__all__ = ["REPORT_SUFFIX", "ScrapeReport", "nightly_scrape", "scrape"]
+
+REPORT_SUFFIX = ".scrape"
+
+
+@dataclass
+class ScrapeReport:
+    """What one run did; `filtered_by_reason` counts each hard requirement a posting broke."""
+
+    fetched: int = 0
+    kept: int = 0
+    rejected: int = 0
+    filtered_by_reason: dict[str, int] = field(default_factory=dict)
+    board_errors: list[dict[str, str]] = field(default_factory=list)
+    enqueued: list[dict[str, Any]] = field(default_factory=list)
+    already_known: int = 0
+    below_top: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def nightly_scrape(queue: TaskQueue, context: ProducerContext) -> ScrapeReport:
+    """The producer (`workloads.job_applications.producer:nightly_scrape`)."""
+    settings = load_settings()
+    report = await scrape(queue, settings, load_profile(settings.profile),
+                          capability=context.capability, actor=f"producer:{context.name}")
+    context.created += len(report.enqueued)
+    context.existing += report.already_known
+    return report
+
+
+async def scrape(queue: TaskQueue, settings: JobSettings, profile: Profile, *,
+                 capability: str, actor: str = "producer:scrape") -> ScrapeReport:
+    """One run: fetch, filter, rank, enqueue the top new postings, record the report."""
+    fetched = await fetch_all(settings.boards, timeout=settings.board_timeout)
+    kept, rejections = filter_postings(fetched.postings, profile)
+    reasons = Counter(reason for r in rejections for reason in r.reasons)
+    report = ScrapeReport(
+        fetched=len(fetched.postings), kept=len(kept), rejected=len(rejections),
+        filtered_by_reason=dict(reasons.most_common()),
+        board_errors=[{"board": e.board, "error": e.error} for e in fetched.errors])
+    ranked = rank(kept, profile, top=len(kept))
+    known = await queue.task_dedupe_known(capability, [r.key for r in ranked])
+    new = [r for r in ranked if r.key not in known]
+    report.already_known, report.below_top = len(known), max(0, len(new) - settings.top)
+    for item in new[: settings.top]:
+        await _enqueue(queue, capability, item, actor, report)
+    await _record(queue, capability, actor, report)
+    return report
+
+
+async def _enqueue(queue: TaskQueue, capability: str, item: Ranked, actor: str,
+                   report: ScrapeReport) -> None:
+    # The score is the priority, so the best posting is drafted first.
+    done = await queue.task_enqueue(capability, payload_for(item), dedupe_key=item.key,
+                                    priority=item.score, actor=actor)
+    if done.created:
+        report.enqueued.append({"id": done.id, "key": item.key, "score": item.score,
+                                "company": item.posting.company, "role": item.posting.title})
+    else:  # another run enqueued it between our check and now
+        report.already_known += 1
+
+
+async def _record(queue: TaskQueue, capability: str, actor: str, report: ScrapeReport) -> None:
+    """Store the report as a succeeded `<capability>.scrape` task.
+
+    Every pending report is completed with its own payload, so a concurrent run's report
+    claimed here by chance still ends with the right result, and none stays claimable."""
+    reports = capability + REPORT_SUFFIX
+    await queue.task_enqueue(reports, report.to_json(), actor=actor)
+    while (task := await queue.task_claim(reports, actor)) is not None:
+        await queue.task_complete(task.id, actor, claim=task.claim, result=task.payload)

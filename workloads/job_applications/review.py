@@ -1,0 +1,116 @@
+"""Stages 3 and 4: fill the form in Chromium (never submitting), then park it for a person."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from taskqueue import Fail, NewAttachment, Outcome, Park
+from workloads.job_applications.applicant import ApplicantValues
+from workloads.job_applications.artifacts import ArtifactMissing
+from workloads.job_applications.codec import draft_from_json
+from workloads.job_applications.forms import FormError, fill_form
+from workloads.job_applications.job import Job, file_names
+
+__all__ = ["KIND", "QUESTION", "fill_stage", "form_error", "park_stage", "question_for"]
+
+KIND = "job_application"
+QUESTION = "Submit application to {company} for {role}?"
+REVISE_HELP = (
+    "Revise with `field: answer` lines to answer form fields (the label or a distinctive "
+    "part of it, e.g. `Why do you want to join: I like grids`); any other note redrafts the "
+    "CV and letter (`emphasize: Kafka`, `omit: PHP`, `paragraph: text`, or plain words).")
+_GONE = re.compile(r"HTTP (404|410)\b")
+
+
+def question_for(job: Job) -> str:
+    return QUESTION.format(company=job.company, role=job.role)
+
+
+def form_error(job: Job, exc: FormError) -> Fail:
+    """A posting that is gone fails for good; anything else (network, 5xx) is retried."""
+    if _GONE.search(str(exc)):
+        return Fail(f"the posting is gone: {exc}", retryable=False)
+    return Fail(f"cannot open the application form: {exc}", retryable=True)
+
+
+def applicant_values(job: Job) -> ApplicantValues:
+    letter = "\n\n".join(draft_from_json(job.state["draft"]).cover_letter)
+    return ApplicantValues.from_profile(job.rt.profile, letter,
+                                        job.state.get("extra_answers", {}))
+
+
+async def fill_stage(job: Job) -> Outcome:
+    """Stage 3: open the form, fill it from the profile and the answers, screenshot it."""
+    store, values = job.rt.store, applicant_values(job)
+    try:
+        cv = store.get(job.state["cv"]["sha256"])
+        letter = store.get(job.state["cover_letter"]["sha256"])
+    except ArtifactMissing as exc:
+        job.ctx.log.warning("%s; compiling again", exc)
+        job.state["stage"] = "compile"
+        return job.release()
+    try:
+        with job.files(cv, letter) as files:
+            result = await fill_form(job.posting.apply_url, values, files,
+                                     browser=job.rt.browser,
+                                     timeout=job.rt.settings.browser_timeout)
+    except FormError as exc:
+        return form_error(job, exc)
+    await job.checkpoint("fill.middle")
+    job.state.update(values=values.to_dict(), stage="park", fill={
+        "fingerprint": result.fingerprint, "layout": result.layout,
+        "filled": dict(result.filled), "notes": list(result.notes),
+        "unanswered": [{"label": f.label, "name": f.name} for f in result.unfilled_required],
+        "screenshot": store.put(result.screenshot), "url": result.url,
+    })
+    await job.save()
+    await job.stage_event("filled", unanswered=len(result.unfilled_required))
+    await job.checkpoint("fill.end")
+    return job.release()
+
+
+def build_request(job: Job) -> dict[str, Any]:
+    """What the person sees: who, what, why it ranked, every field and value, what is open."""
+    s, payload = job.state, job.task.payload
+    fill = s["fill"]
+    request: dict[str, Any] = {
+        "kind": KIND, "company": job.company, "role": job.role,
+        "location": job.posting.location, "score": payload.get("score"),
+        "top_terms": payload.get("top_terms", []), "posting_url": job.posting.url,
+        "apply_url": job.posting.apply_url,
+        "fields": [{"field": k, "value": v} for k, v in fill["filled"].items()],
+        "unanswered": fill["unanswered"], "fill_notes": fill["notes"],
+        "fingerprint": fill["fingerprint"], "drafter": s.get("drafter"),
+        "draft_notes": s["draft"].get("notes", []),
+        "cv": {"pages": s["cv"]["pages"], "dropped_bullets": s["cv"]["dropped_bullets"]},
+        "how_to_revise": REVISE_HELP,
+    }
+    for key in ("drafter_note", "form_changed"):
+        if s.get(key):
+            request[key] = s[key]
+    return request
+
+
+async def park_stage(job: Job) -> Outcome:
+    """Stage 4: ask the person, with the screenshot, the CV and the letter attached."""
+    store = job.rt.store
+    try:
+        shot = store.get(job.state["fill"]["screenshot"])
+        cv = store.get(job.state["cv"]["sha256"])
+        letter = store.get(job.state["cover_letter"]["sha256"])
+    except ArtifactMissing as exc:
+        job.ctx.log.warning("%s; compiling again", exc)
+        job.state["stage"] = "compile"
+        return job.release()
+    cv_name, letter_name = file_names(job.rt.profile)
+    request = build_request(job)
+    job.state.update(stage="await", parked_fingerprint=request["fingerprint"])
+    job.state.pop("form_changed", None)
+    await job.stage_event("parked", fingerprint=request["fingerprint"])
+    await job.checkpoint("park.middle")
+    return Park(question_for(job), request=request, state=dict(job.state), attachments=(
+        NewAttachment("form.png", shot, "image/png"),
+        NewAttachment(cv_name, cv, "application/pdf"),
+        NewAttachment(letter_name, letter, "application/pdf"),
+    ))

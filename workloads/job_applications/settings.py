@@ -1,0 +1,223 @@
+"""The workload's settings: `[workloads.job_applications]` of the service's config file, then env.
+
+The file is the one the service reads (`SIGNOFF_CONFIG`, or the `path` given). Environment
+variables override single keys (tests use them); the model's API key comes only from the
+environment (`SIGNOFF_MODEL_API_KEY`). A bad setting is a `SettingsError` naming the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from taskqueue import ConfigError
+from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
+from workloads.job_applications.model_drafter import ModelConfig
+
+__all__ = ["SECTION", "JobSettings", "SettingsError", "default_artifacts", "load_settings"]
+
+SECTION = "workloads.job_applications"
+CONFIG_ENV = "SIGNOFF_CONFIG"
+KEY_ENV = "SIGNOFF_MODEL_API_KEY"
+DEFAULT_TOP = 15
+DEFAULT_BROWSER_TIMEOUT = 30.0
+DEFAULT_BOARD_TIMEOUT = 30.0
+_KEYS = {"profile", "boards", "top", "artifacts", "browser_timeout_seconds",
+         "board_timeout_seconds", "cv_max_pages", "model"}
+_BOARD_KEYS = {"kind", "token", "company", "base_url"}
+_MODEL_KEYS = {"base_url", "model", "timeout_seconds", "temperature"}
+# Key -> environment variable that overrides it.
+ENV = {
+    "profile": "SIGNOFF_JOBS_PROFILE",
+    "boards": "SIGNOFF_JOBS_BOARDS",  # a JSON array of board tables
+    "top": "SIGNOFF_JOBS_TOP",
+    "artifacts": "SIGNOFF_JOBS_ARTIFACTS",
+    "browser_timeout_seconds": "SIGNOFF_JOBS_BROWSER_TIMEOUT",
+    "model.base_url": "SIGNOFF_MODEL_BASE_URL",
+    "model.model": "SIGNOFF_MODEL_NAME",
+}
+
+
+class SettingsError(ConfigError):
+    """A job-application setting is missing or invalid."""
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """Everything the producer and the handler read besides the task."""
+
+    profile: Path
+    boards: tuple[BoardConfig, ...]
+    top: int = DEFAULT_TOP
+    artifacts: Path = Path("artifacts")
+    browser_timeout: float = DEFAULT_BROWSER_TIMEOUT
+    board_timeout: float = DEFAULT_BOARD_TIMEOUT
+    cv_max_pages: int = 2
+    model: ModelConfig | None = None
+
+
+def default_artifacts(env: Mapping[str, str]) -> Path:
+    """Beside the embedded database: SIGNOFF_DATA_DIR, /var/lib/signoff (root) or XDG data."""
+    if configured := env.get("SIGNOFF_DATA_DIR"):
+        base = Path(configured).expanduser()
+    elif os.geteuid() == 0:
+        base = Path("/var/lib/signoff")
+    else:
+        base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "signoff"
+    return base / "job_applications" / "artifacts"
+
+
+def load_settings(path: str | os.PathLike[str] | None = None,
+                  env: Mapping[str, str] | None = None) -> JobSettings:
+    """Read the section from the config file (if any), apply env overrides, check it all."""
+    env = os.environ if env is None else env
+    file = Path(path) if path is not None else _env_path(env)
+    raw = _section(file) if file is not None else {}
+    raw = _overrides(raw, env)
+    base = file.parent if file is not None else Path.cwd()
+    return _build(raw, base, env)
+
+
+def _env_path(env: Mapping[str, str]) -> Path | None:
+    value = env.get(CONFIG_ENV)
+    return Path(value) if value else None
+
+
+def _section(file: Path) -> dict[str, Any]:
+    try:
+        doc = tomllib.loads(file.read_text("utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
+    section = doc.get("workloads", {})
+    section = section.get("job_applications", {}) if isinstance(section, dict) else section
+    if not isinstance(section, dict):
+        raise SettingsError(f"{file}: {SECTION}: must be a table")
+    return dict(section)
+
+
+def _overrides(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    out = dict(raw)
+    model = dict(out.get("model", {})) if isinstance(out.get("model", {}), dict) else {}
+    for key, var in ENV.items():
+        value = env.get(var)
+        if not value:
+            continue
+        if key.startswith("model."):
+            model[key.removeprefix("model.")] = value
+        elif key == "boards":
+            out[key] = _json(var, value)
+        elif key in ("top", "browser_timeout_seconds"):
+            out[key] = _number(var, value)
+        else:
+            out[key] = value
+    if model:
+        out["model"] = model
+    return out
+
+
+def _json(var: str, value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise SettingsError(f"{var}: not valid JSON: {exc}") from None
+
+
+def _number(var: str, value: str) -> float | int:
+    try:
+        number = float(value)
+    except ValueError:
+        raise SettingsError(f"{var}: must be a number, not {value!r}") from None
+    return int(number) if number.is_integer() else number
+
+
+def _fail(key: str, message: str) -> SettingsError:
+    return SettingsError(f"{SECTION}.{key}: {message}")
+
+
+def _build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> JobSettings:
+    for key in raw:
+        if key not in _KEYS:
+            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    if "profile" not in raw:
+        raise _fail("profile", f"required: the candidate profile file (or {ENV['profile']})")
+    artifacts = raw.get("artifacts")
+    return JobSettings(
+        profile=_path(base, _text(raw, "profile")),
+        boards=_boards(raw.get("boards", [])),
+        top=_positive(raw, "top", DEFAULT_TOP, whole=True),
+        artifacts=_path(base, _text(raw, "artifacts")) if artifacts else default_artifacts(env),
+        browser_timeout=_positive(raw, "browser_timeout_seconds", DEFAULT_BROWSER_TIMEOUT),
+        board_timeout=_positive(raw, "board_timeout_seconds", DEFAULT_BOARD_TIMEOUT),
+        cv_max_pages=_positive(raw, "cv_max_pages", 2, whole=True),
+        model=_model(raw.get("model"), env),
+    )
+
+
+def _path(base: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _text(table: Mapping[str, Any], key: str, where: str = "") -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(f"{where}{key}", f"must be a non-empty string, not {value!r}")
+    return value.strip()
+
+
+def _positive(table: Mapping[str, Any], key: str, default: Any, *, whole: bool = False) -> Any:
+    value = table.get(key, default)
+    kind = int if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
+        noun = "a whole number" if whole else "a number"
+        raise _fail(key, f"must be {noun} above 0, not {value!r}")
+    return value
+
+
+def _boards(raw: Any) -> tuple[BoardConfig, ...]:
+    if not isinstance(raw, list):
+        raise _fail("boards", "must be an array of tables ([[workloads.job_applications.boards]])")
+    boards = []
+    for i, item in enumerate(raw):
+        where = f"boards[{i}]."
+        if not isinstance(item, dict):
+            raise _fail(f"boards[{i}]", "must be a table with kind and token")
+        for key in item:
+            if key not in _BOARD_KEYS:
+                expected = ", ".join(sorted(_BOARD_KEYS))
+                raise _fail(f"{where}{key}", f"unknown key; expected {expected}")
+        kind = _text(item, "kind", where)
+        if kind not in DEFAULT_BASE_URLS:
+            raise _fail(f"{where}kind", f"must be greenhouse or lever, not {kind!r}")
+        boards.append(BoardConfig(kind, _text(item, "token", where),  # type: ignore[arg-type]
+                                  str(item.get("company", "")), str(item.get("base_url", ""))))
+    return tuple(boards)
+
+
+def _model(raw: Any, env: Mapping[str, str]) -> ModelConfig | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _fail("model", "must be a table with base_url and model")
+    if "api_key" in raw:
+        raise _fail("model.api_key", f"secrets never go in the file; set {KEY_ENV}")
+    for key in raw:
+        if key not in _MODEL_KEYS:
+            raise _fail(f"model.{key}", f"unknown key; expected {', '.join(sorted(_MODEL_KEYS))}")
+    base_url = _text(raw, "base_url", "model.")
+    if not base_url.startswith(("http://", "https://")):
+        raise _fail("model.base_url", f"must start with http:// or https://, not {base_url!r}")
+    return ModelConfig(
+        base_url=base_url,
+        api_key=env.get(KEY_ENV, ""),
+        model=_text(raw, "model", "model."),
+        timeout=_positive(raw, "timeout_seconds", 60.0),
+        temperature=float(raw.get("temperature", 0.2)),
+    )
