@@ -66,6 +66,7 @@ def dsn_for(admin_dsn: str, name: str) -> str:
 
 
 async def database_drop(admin_dsn: str, name: str) -> None:
+    """Drop database `name` if it exists, disconnecting whoever is on it."""
     drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
     await execute(admin_dsn, drop)
 
@@ -120,8 +121,8 @@ async def enqueue_batched(q: TaskQueue, tasks: int, batch: int) -> dict[str, Any
 async def drain_figures(q: TaskQueue, dsn: str, config: Config) -> list[dict[str, Any]]:
     """Figure 3: for each claimer count, enqueue N tasks of a capability and drain them."""
     figures = []
-    for claimers in config.claimers:
-        capability = f"bench.drain.{claimers}"
+    for n, claimers in enumerate(config.claimers):
+        capability = f"bench.drain.{n}.{claimers}"
         expected = await enqueue_ids(q, capability, config.tasks, config.batch)
         log.info("drain claimers=%d tasks=%d processes=%s", claimers, config.tasks,
                  config.processes)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bot.service import Service
 from taskqueue import SignoffError
-from taskqueue.config import load_config
+from taskqueue.config import load_config, publish_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         config = load_config(args.config)
+        publish_path(config)
         return asyncio.run(Service(config).run())
     except SignoffError as exc:
         print(f"signoff: {exc}", file=sys.stderr)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from taskqueue.client import TaskQueue
-from taskqueue.config import Config, load_config
+from taskqueue.config import Config, load_config, publish_path
 from taskqueue.db import resolve_dsn
 from taskqueue.errors import ConfigError, SignoffError
 from taskqueue.handler import Handler, load_handler
@@ -57,6 +57,7 @@ async def run(args: Any) -> int:
     if logging.getLogger().level > logging.INFO:
         logging.getLogger("signoff").setLevel(logging.INFO)
     config = load_config(args.config)
+    publish_path(config)
     if args.concurrency is not None and args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     async with TaskQueue.connect(resolve_dsn(), max_size=(args.concurrency or 1) * 2 + 2) as q:

@@ -1,23 +1,32 @@
-"""TaskQueue: the queue's public async API and the one place that runs its SQL."""
+"""TaskQueue: the queue's public async API (producers, workers, people, operators)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue import rows
+from taskqueue.checks import (
+    check_capability,
+    check_claim,
+    check_decision,
+    check_delay,
+    check_new_task,
+    refuse_decided,
+)
+from taskqueue.client_base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
+from taskqueue.client_reads import ReadsMixin
+from taskqueue.client_services import ServicesMixin
 from taskqueue.db import check_reachable, resolve_dsn
 from taskqueue.errors import (
-    AlreadyDecided,
     ApprovalExpired,
     BadInput,
     Conflict,
@@ -27,21 +36,13 @@ from taskqueue.errors import (
 from taskqueue.models import (
     JSON,
     Approval,
-    Attachment,
-    Capability,
     Event,
     NewAttachment,
     Task,
-    TaskDetail,
 )
 from taskqueue.outbox import OutboxMixin
 from taskqueue.queries import query
 from taskqueue.states import RETRYABLE, UNFINISHED, Decision, Status
-
-TASKS_CHANNEL = "signoff_tasks"
-APPROVALS_CHANNEL = "signoff_approvals"
-
-Conn = AsyncConnection[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -63,17 +64,8 @@ class NewTask:
     max_attempts: int | None = None
 
 
-def _jsonb(value: Any) -> Jsonb | None:
-    return Jsonb(value) if value is not None else None
-
-
-class TaskQueue(OutboxMixin):
+class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
-
-    def __init__(self, pool: AsyncConnectionPool[Conn], *,
-                 max_attachment_bytes: int = rows.DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
-        self.pool = pool
-        self.max_attachment_bytes = max_attachment_bytes
 
     @classmethod
     @asynccontextmanager
@@ -93,24 +85,6 @@ class TaskQueue(OutboxMixin):
         finally:
             await pool.close()
 
-    @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[Conn]:
-        async with self.pool.connection() as conn, conn.transaction():
-            yield conn
-
-    @staticmethod
-    async def _one(conn: Conn, name: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
-        cur = await conn.execute(query(name), params)
-        return await cur.fetchone()
-
-    @staticmethod
-    async def _all(conn: Conn, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        cur = await conn.execute(query(name), params)
-        return await cur.fetchall()
-
-    async def _notify(self, conn: Conn, channel: str, payload: str) -> None:
-        await conn.execute(query("notify"), {"channel": channel, "payload": payload})
-
     # -- producers ---------------------------------------------------------------
 
     async def task_enqueue(self, capability: str, payload: JSON | None = None, *,
@@ -126,9 +100,9 @@ class TaskQueue(OutboxMixin):
     async def task_enqueue_many(self, capability: str, items: Sequence[NewTask], *,
                                 actor: str | None = None) -> list[Enqueued]:
         """Add several tasks in one transaction: all of them or none."""
-        _check_capability(capability)
+        check_capability(capability)
         for item in items:
-            _check_new_task(item)
+            check_new_task(item)
         keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
         async with self._tx() as conn:
             if keys:
@@ -157,7 +131,7 @@ class TaskQueue(OutboxMixin):
     async def task_claim(self, capability: str, worker: str, *,
                          lease: float | None = None) -> Task | None:
         """Take the next claimable task of `capability` for `worker`, or None."""
-        _check_capability(capability)
+        check_capability(capability)
         if not worker:
             raise BadInput("a worker name is required")
         if lease is not None and lease <= 0:
@@ -189,7 +163,7 @@ class TaskQueue(OutboxMixin):
 
     @staticmethod
     def _fence(task_id: int, worker: str, claim: str | None) -> dict[str, Any]:
-        return {"id": task_id, "worker": worker, "claim": _check_claim(claim)}
+        return {"id": task_id, "worker": worker, "claim": check_claim(claim)}
 
     async def task_heartbeat(self, task_id: int, worker: str, *, claim: str | None = None,
                              lease: float | None = None) -> Task:
@@ -213,10 +187,10 @@ class TaskQueue(OutboxMixin):
                            state: JSON | None = None, delay: float = 0,
                            reason: str | None = None) -> Task:
         """Put a running task back to pending with its state, optionally after a delay."""
-        _check_delay(delay)
+        check_delay(delay)
         async with self._tx() as conn:
             params = self._fence(task_id, worker, claim) | {
-                "state": _jsonb(state), "delay": float(delay), "reason": reason}
+                "state": jsonb(state), "delay": float(delay), "reason": reason}
             row = await self._fenced(conn, "task_release", params)
             await self._notify(conn, TASKS_CHANNEL, row["capability"])
         return rows.task_from_row(row)
@@ -232,7 +206,7 @@ class TaskQueue(OutboxMixin):
             raise BadInput("expires-in must be a positive number of seconds")
         files = [rows.check_attachment(a, self.max_attachment_bytes) for a in attachments]
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"state": _jsonb(state)}
+            params = self._fence(task_id, worker, claim) | {"state": jsonb(state)}
             task = await self._fenced(conn, "task_park", params)
             approval = await self._one(conn, "approval_insert", {
                 "task_id": task_id, "question": question, "request": Jsonb(request or {}),
@@ -248,7 +222,7 @@ class TaskQueue(OutboxMixin):
                             result: JSON | None = None) -> Task:
         """Finish a running task as succeeded with its result."""
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"result": _jsonb(result)}
+            params = self._fence(task_id, worker, claim) | {"result": jsonb(result)}
             row = await self._fenced(conn, "task_complete", params)
         return rows.task_from_row(row)
 
@@ -260,7 +234,7 @@ class TaskQueue(OutboxMixin):
             raise BadInput("the error must not be empty")
         async with self._tx() as conn:
             params = self._fence(task_id, worker, claim) | {
-                "error": error, "retry": retry, "traceback": traceback, "state": _jsonb(state)}
+                "error": error, "retry": retry, "traceback": traceback, "state": jsonb(state)}
             row = await self._fenced(conn, "task_fail", params)
             if row["status"] == Status.PENDING:
                 await self._notify(conn, TASKS_CHANNEL, row["capability"])
@@ -300,8 +274,8 @@ class TaskQueue(OutboxMixin):
 
     async def _decide(self, conn: Conn, row: dict[str, Any], decision: Decision | str, by: str,
                       note: str | None) -> Approval | ApprovalExpired:
-        choice = _check_decision(decision, by, note)
-        _refuse_decided(row)
+        choice = check_decision(decision, by, note)
+        refuse_decided(row)
         if not row.get("is_current", True):
             raise Conflict(f"approval {row['id']} of task {row['task_id']} was superseded by "
                            "a newer question")
@@ -370,259 +344,3 @@ class TaskQueue(OutboxMixin):
             raise TaskNotFound(f"no such task: {task_id}") from None
         assert row is not None
         return rows.event_from_row(row)
-
-    # -- reading -------------------------------------------------------------------
-
-    async def _latest_approvals(self, conn: Conn, task_ids: list[int]) -> dict[int, Approval]:
-        found = await self._all(conn, "approval_latest_many", {"task_ids": task_ids})
-        files = await self._attachments(conn, [r["id"] for r in found])
-        return {r["task_id"]: rows.approval_from_row(r, files.get(r["id"], ())) for r in found}
-
-    async def _attachments(self, conn: Conn, approval_ids: list[int]
-                           ) -> dict[int, list[Attachment]]:
-        out: dict[int, list[Attachment]] = {}
-        if approval_ids:
-            for r in await self._all(conn, "attachment_list_many", {"approval_ids": approval_ids}):
-                out.setdefault(r["approval_id"], []).append(rows.attachment_from_row(r))
-        return out
-
-    async def task_get(self, task_id: int) -> Task:
-        """One task with its latest approval."""
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "task_get", {"id": task_id})
-            if row is None:
-                raise TaskNotFound(f"no such task: {task_id}")
-            approvals = await self._latest_approvals(conn, [task_id])
-        return rows.task_from_row(row, approvals.get(task_id))
-
-    async def task_detail(self, task_id: int) -> TaskDetail:
-        """A task, all its approvals (oldest first) and its events."""
-        async with self._tx() as conn:
-            row = await self._one(conn, "task_get", {"id": task_id})
-            if row is None:
-                raise TaskNotFound(f"no such task: {task_id}")
-            found = await self._all(conn, "approval_list_for_task", {"task_id": task_id})
-            files = await self._attachments(conn, [r["id"] for r in found])
-            events = await self._all(conn, "event_list_for_task", {"task_id": task_id})
-        approvals = tuple(rows.approval_from_row(r, files.get(r["id"], ())) for r in found)
-        task = rows.task_from_row(row, approvals[-1] if approvals else None)
-        return TaskDetail(task, approvals, tuple(rows.event_from_row(e) for e in events))
-
-    async def task_list(self, *, status: Status | str | None = None,
-                        capability: str | None = None, limit: int = 1000) -> list[Task]:
-        """Tasks, oldest first, optionally of one status and capability."""
-        if status is not None:
-            status = _check_status(status)
-        async with self._tx() as conn:
-            found = await self._all(conn, "task_list", {
-                "status": status, "capability": capability, "limit": limit})
-            approvals = await self._latest_approvals(conn, [r["id"] for r in found])
-        return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
-
-    async def approval_get(self, approval_id: int) -> Approval:
-        """One approval with its attachments' metadata."""
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "approval_get", {"id": approval_id})
-            if row is None:
-                raise BadInput(f"no such approval: {approval_id}")
-            files = await self._attachments(conn, [approval_id])
-        return rows.approval_from_row(row, files.get(approval_id, ()))
-
-    async def approval_list_open(self) -> list[Approval]:
-        """Unanswered approvals of parked tasks, oldest first."""
-        async with self._tx() as conn:
-            found = await self._all(conn, "approval_list_open", {})
-            files = await self._attachments(conn, [r["id"] for r in found])
-        return [rows.approval_from_row(r, files.get(r["id"], ())) for r in found]
-
-    async def attachment_get(self, attachment_id: int) -> Attachment:
-        """One attachment with its bytes."""
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "attachment_get", {"id": attachment_id})
-        if row is None:
-            raise BadInput(f"no such attachment: {attachment_id}")
-        return rows.attachment_from_row(row)
-
-    async def queue_summary(self) -> list[dict[str, Any]]:
-        """Per capability and status: count and the oldest claimable task's time."""
-        async with self.pool.connection() as conn:
-            return await self._all(conn, "queue_summary", {})
-
-    # -- capabilities -----------------------------------------------------------------
-
-    async def capability_get(self, capability: str) -> Capability:
-        """A capability's settings (the defaults when it has no row)."""
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "capability_get", {"capability": capability})
-        return rows.capability_from_row(row) if row else Capability(capability)
-
-    async def capability_list(self) -> list[Capability]:
-        """Every capability that has settings."""
-        async with self.pool.connection() as conn:
-            return [rows.capability_from_row(r)
-                    for r in await self._all(conn, "capability_list", {})]
-
-    async def capability_set(self, capability: str, **changes: Any) -> Capability:
-        """Change some settings of a capability; the others keep their values."""
-        _check_capability(capability)
-        known = set(Capability.__dataclass_fields__) - {"capability"}
-        if unknown := set(changes) - known:
-            raise BadInput(f"unknown capability setting: {', '.join(sorted(unknown))}")
-        for key, value in changes.items():
-            _check_setting(key, value)
-        async with self._tx() as conn:
-            if "day_timezone" in changes:
-                ok = await self._one(conn, "timezone_exists", {"tz": changes["day_timezone"]})
-                if not (ok and ok["ok"]):
-                    raise BadInput(f"unknown time zone: {changes['day_timezone']}")
-            await conn.execute(query("capability_lock"), {"capability": capability})
-            row = await self._one(conn, "capability_get", {"capability": capability})
-            current = rows.capability_from_row(row) if row else Capability(capability)
-            merged = current.to_json() | changes
-            saved = await self._one(conn, "capability_put", merged)
-        assert saved is not None
-        return rows.capability_from_row(saved)
-
-    # -- background services ---------------------------------------------------------
-
-    async def task_rescue_many(self, orphan_after: float) -> list[dict[str, Any]]:
-        """Requeue (or fail) running tasks whose lease lapsed or stale ones with no lease."""
-        async with self._tx() as conn:
-            found = await self._all(conn, "task_rescue_many", {"orphan_after": orphan_after})
-            for cap in sorted({r["capability"] for r in found if r["status"] == "pending"}):
-                await self._notify(conn, TASKS_CHANNEL, cap)
-        return found
-
-    async def approval_expire_many(self) -> list[dict[str, Any]]:
-        """Expire unanswered approvals past their expiry; their tasks end expired."""
-        async with self._tx() as conn:
-            found = await self._all(conn, "approval_expire_many", {"approval_id": None})
-            for r in found:
-                await self._notify(conn, APPROVALS_CHANNEL, str(r["approval_id"]))
-        return found
-
-    async def reaper_run_insert(self, **counts: int) -> dict[str, Any]:
-        async with self._tx() as conn:
-            row = await self._one(conn, "reaper_run_insert", counts)
-        assert row is not None
-        return row
-
-    async def reaper_run_latest(self) -> dict[str, Any] | None:
-        async with self.pool.connection() as conn:
-            return await self._one(conn, "reaper_run_latest", {})
-
-    async def signal_read(self, incident_age: float, nudge_age: float) -> dict[str, Any]:
-        """The raw figures behind the signals, read in one snapshot."""
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            incident = await self._one(conn, "signal_incident", {"age_seconds": incident_age})
-            nudge = await self._one(conn, "signal_nudge", {"age_seconds": nudge_age})
-            counts = await self._one(conn, "signal_counts", {})
-            reaper = await self._one(conn, "reaper_run_latest", {})
-        return {"incident": incident, "nudge": nudge, "counts": counts, "reaper": reaper}
-
-
-    # -- stats (issue 5) ----------------------------------------------------------------
-
-    async def stats_read(self, capability: str) -> dict[str, Any]:
-        """One capability's pipeline figures, read in one snapshot (see taskqueue.stats)."""
-        params = {"capability": capability}
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            now = await self._one(conn, "stats_now", {})
-            out: dict[str, Any] = {"read_at": now["read_at"] if now else None}
-            for name in ("status_counts", "stage_counts", "skip_reasons", "report_reasons"):
-                out[name] = await self._all(conn, f"stats_{name}", params)
-            out["report_runs"] = await self._one(conn, "stats_report_runs", params)
-        return out
-
-    async def task_dedupe_known(self, capability: str, keys: Sequence[str]) -> set[str]:
-        """Which of `keys` a task of `capability` holds as its dedupe key, in any status."""
-        if not keys:
-            return set()
-        async with self.pool.connection() as conn:
-            found = await self._all(conn, "task_dedupe_known",
-                                    {"capability": capability, "keys": list(keys)})
-        return {r["dedupe_key"] for r in found}
-
-def _check_capability(capability: str) -> None:
-    if not capability or not capability.strip() or len(capability) > 200:
-        raise BadInput("a capability name must be 1 to 200 characters")
-
-
-def _check_new_task(item: NewTask) -> None:
-    if not isinstance(item.payload, dict):
-        raise BadInput("a payload must be a JSON object")
-    if not -(2**31) <= item.priority < 2**31:
-        raise BadInput("a priority must be a 32-bit whole number")
-    _check_delay(item.delay)
-    if item.max_attempts is not None and item.max_attempts < 1:
-        raise BadInput("max-attempts must be at least 1")
-    if item.dedupe_key is not None and not item.dedupe_key:
-        raise BadInput("a dedupe key must not be empty")
-
-
-def _check_delay(delay: float) -> None:
-    if delay < 0:
-        raise BadInput("a delay must not be negative")
-
-
-def _check_claim(claim: str | None) -> str | None:
-    if claim is None:
-        return None
-    import uuid
-
-    try:
-        return str(uuid.UUID(claim))
-    except ValueError:
-        raise BadInput(f"claim token {claim!r} is not a UUID") from None
-
-
-def _check_status(status: Status | str) -> str:
-    try:
-        return Status(status).value
-    except ValueError:
-        raise BadInput(f"unknown status {status!r}; one of: "
-                       + ", ".join(s.value for s in Status)) from None
-
-
-def _check_decision(decision: Decision | str, by: str, note: str | None) -> Decision:
-    try:
-        choice = Decision(decision)
-    except ValueError:
-        choice = None
-    if choice is None or choice is Decision.EXPIRED:
-        raise BadInput(f"a decision is approved, revised or skipped, not {decision!r}")
-    if not by or not by.strip():
-        raise BadInput("a decision must name who made it")
-    if choice is Decision.REVISED and not (note and note.strip()):
-        raise BadInput("a revise decision needs a note")
-    return choice
-
-
-def _refuse_decided(row: dict[str, Any]) -> None:
-    if row["decision"] == Decision.EXPIRED:
-        raise ApprovalExpired(f"approval {row['id']} of task {row['task_id']} expired at "
-                              f"{row['decided_at'].isoformat()}")
-    if row["decision"] is not None:
-        raise AlreadyDecided(
-            f"approval {row['id']} of task {row['task_id']} was already {row['decision']} "
-            f"by {row['decided_by']} at {row['decided_at'].isoformat()}",
-            decided_by=row["decided_by"], decision=row["decision"])
-
-
-_INT_SETTINGS = {"max_running", "max_parked", "daily_new"}
-
-
-def _check_setting(key: str, value: Any) -> None:
-    if key == "day_timezone":
-        if not isinstance(value, str) or not value:
-            raise BadInput("day_timezone must be a time zone name")
-        return
-    if value is None and key in _INT_SETTINGS:
-        return
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise BadInput(f"{key} must be a whole number")
-    minimum = 0 if key in _INT_SETTINGS or key == "retry_base_seconds" else 1
-    if value < minimum:
-        raise BadInput(f"{key} must be at least {minimum}")

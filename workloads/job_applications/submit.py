@@ -187,6 +187,7 @@ async def _confirm_park(job: Job, reason: str) -> Park:
     return Park(
         CONFIRM_QUESTION.format(company=job.company, role=job.role),
         request={"kind": CONFIRM_KIND, "company": job.company, "role": job.role,
-                 "posting_url": job.posting.url, "apply_url": job.posting.apply_url,
-                 "reason": reason, "how_to_answer": CONFIRM_HELP},
+                 "url": job.posting.url, "apply_url": job.posting.apply_url,
+                 "summary": f"{reason}. {CONFIRM_HELP}", "reason": reason,
+                 "how_to_answer": CONFIRM_HELP},
         attachments=tuple(files), state=dict(job.state))

@@ -100,3 +100,13 @@ async def test_a_submit_that_errors_after_the_click_is_never_clicked_again(
     assert task.result["confirmed_by"] == "mara"
     assert len(site.forms.submissions) == 1
     await assert_invariant(queue, site)
+
+
+async def test_a_payload_that_is_not_a_posting_fails_for_good(
+    queue: TaskQueue, settings: JobSettings
+) -> None:
+    task_id = (await queue.task_enqueue(CAP, {"url": "https://example.org"})).id
+    await drain(queue, make_handler(settings))
+    task = await queue.task_get(task_id)
+    assert task.status == Status.FAILED and task.attempts == 1  # not retried
+    assert "the payload is not a posting" in (task.last_error or "")

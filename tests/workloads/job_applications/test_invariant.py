@@ -27,6 +27,7 @@ from .fake_site import FakeSite
 from .pipeline import (
     CAP,
     assert_invariant,
+    backdate,
     greenhouse_payload,
     lever_payload,
     reap_dead_worker,
@@ -193,4 +194,54 @@ async def test_a_worker_killed_around_the_click_never_clicks_again(
     await _answer(queue, site, task_id)
     await tick(queue, handler)
     assert (await queue.task_get(task_id)).status == Status.SUCCEEDED
+    assert await assert_invariant(queue, site) == {task_id: 1}
+
+
+async def _refused(queue: TaskQueue, handler: Handler, task_id: int, reason: str) -> None:
+    await tick(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.status == Status.FAILED, task.status
+    assert reason in (task.last_error or ""), task.last_error
+
+
+async def test_the_submit_checks_the_approval_in_the_database_right_before_the_click(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, browser: Browser
+) -> None:
+    handler = make_handler(settings, browser=browser)
+    task_id = (await queue.task_enqueue(CAP, greenhouse_payload(site, GREENHOUSE_OK))).id
+    await _until_application_parked(queue, site, handler, task_id)
+    # A state that says "submit" proves nothing: the approval is still open.
+    await backdate(queue, "UPDATE tasks SET status = 'pending', state = state || "
+                          "'{\"stage\": \"submit\"}' WHERE id = %s", task_id)
+    await _refused(queue, handler, task_id, "the latest decision is none")
+    # Approved, but by nobody.
+    await backdate(queue, "UPDATE approvals SET decision = 'approved', decided_at = now() "
+                          "WHERE task_id = %s", task_id)
+    await queue.task_retry(task_id)
+    await _refused(queue, handler, task_id, "the approval names no person")
+    # Approved by a person, but for another fill.
+    await backdate(queue, "UPDATE approvals SET decided_by = 'mara', request = request || "
+                          "'{\"fingerprint\": \"0000\"}' WHERE task_id = %s", task_id)
+    await queue.task_retry(task_id)
+    await _refused(queue, handler, task_id, "fingerprint differs")
+    assert site.forms.submissions == []
+
+
+async def test_a_worker_that_lost_its_task_before_the_click_does_not_click(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, browser: Browser
+) -> None:
+    stolen: list[str] = []
+
+    async def reaped_meanwhile(name: str) -> None:
+        if name == "submit.filled" and not stolen:  # the lease lapsed while the form loaded
+            stolen.append(name)
+            await reap_dead_worker(queue)
+
+    handler = make_handler(settings, browser=browser, checkpoint=reaped_meanwhile)
+    task_id = (await queue.task_enqueue(CAP, greenhouse_payload(site, GREENHOUSE_OK))).id
+    await _until_application_parked(queue, site, handler, task_id)
+    await queue.approval_decide_for_task(task_id, "approved", "mara")
+    assert (await tick(queue, handler)).outcome == "lease_lost"
+    assert site.forms.submissions == [] and stolen
+    assert (await tick(queue, handler, worker="w2")).outcome == "done"
     assert await assert_invariant(queue, site) == {task_id: 1}
