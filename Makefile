@@ -28,7 +28,7 @@ test: system-deps $(VENV)/.installed lint
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed
-	$(BIN)/python bench/benchmark.py
+	$(BIN)/python -m bench.benchmark
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

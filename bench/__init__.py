@@ -1,1 +1,1 @@
-"""Signoff's benchmarks; run `python bench/benchmark.py` (see bench/README.md)."""
+"""Signoff's benchmarks: `python -m bench.benchmark` from the repository root (bench/README.md)."""

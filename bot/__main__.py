@@ -20,6 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
     try:
         config = load_config(args.config)
         publish_path(config)

@@ -73,6 +73,12 @@ class TelegramConfig:
     digest: bool = True
     digest_max_items: int = 10
     digest_times: tuple[str, ...] = ("09:00", "18:00")
+    # Webhook mode when webhook_url is set; the secret only ever from TELEGRAM_WEBHOOK_SECRET.
+    webhook_url: str | None = None
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = 8443
+    webhook_path: str | None = None
+    webhook_secret: str | None = None
 
     @property
     def enabled(self) -> bool:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 import zoneinfo
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from taskqueue.config_check import TIME_RE, Checker, KeyPath
 from taskqueue.errors import ConfigError
@@ -15,8 +17,13 @@ if TYPE_CHECKING:
     from taskqueue.config import Config, TelegramConfig
 
 _TELEGRAM = {"chat_id", "allowed_user_ids", "api_base_url", "digest", "digest_max_items",
-             "digest_times"}
-_SECRETS = {"token", "bot_token"}
+             "digest_times", "webhook_url", "webhook_listen", "webhook_port", "webhook_path"}
+# Secrets never go in the file: each key someone might try, and the variable to use instead.
+_SECRETS = {"token": "TELEGRAM_BOT_TOKEN", "bot_token": "TELEGRAM_BOT_TOKEN",
+            "webhook_secret": "TELEGRAM_WEBHOOK_SECRET", "secret_token": "TELEGRAM_WEBHOOK_SECRET",
+            "webhook_secret_token": "TELEGRAM_WEBHOOK_SECRET"}
+# What Telegram accepts as a webhook's secret_token.
+_SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
 
 def check_timezone(c: Checker, key: KeyPath, name: str) -> None:
@@ -60,15 +67,16 @@ def _import(c: Checker, key: KeyPath, spec: str, what: str) -> None:
 def telegram_from(top: Mapping[str, Any], c: Checker, env: Mapping[str, str],
                   digest_times: tuple[str, ...]) -> TelegramConfig:
     """The [telegram] section, then TELEGRAM_CHAT_ID, TELEGRAM_ALLOWED_USER_IDS,
-    TELEGRAM_API_BASE_URL and TELEGRAM_DIGEST_TIMES over it; the token only ever from
-    TELEGRAM_BOT_TOKEN. Digest times default to [nudges] digest_times."""
+    TELEGRAM_API_BASE_URL, TELEGRAM_DIGEST_TIMES and TELEGRAM_WEBHOOK_URL/_LISTEN/_PORT
+    over it; the token only ever from TELEGRAM_BOT_TOKEN, the webhook secret only from
+    TELEGRAM_WEBHOOK_SECRET. Digest times default to [nudges] digest_times."""
     from taskqueue.config import TelegramConfig
 
     raw = top.get("telegram", {})
     if isinstance(raw, Mapping):
-        for secret in _SECRETS & set(raw):
+        for secret in sorted(set(_SECRETS) & set(raw)):
             raise c.error(("telegram", secret), "secrets never go in the file; "
-                          "set the TELEGRAM_BOT_TOKEN environment variable")
+                          f"set the {_SECRETS[secret]} environment variable")
     t = c.table(top, ("telegram",), _TELEGRAM)
     k: KeyPath = ("telegram",)
     return TelegramConfig(
@@ -83,7 +91,67 @@ def telegram_from(top: Mapping[str, Any], c: Checker, env: Mapping[str, str],
         digest_max_items=c.get(t, (*k, "digest_max_items"), "int", 10, 1),
         digest_times=_env_times(env) if env.get("TELEGRAM_DIGEST_TIMES")
         else c.get(t, (*k, "digest_times"), "times", digest_times),
+        **_webhook(t, c, env),
     )
+
+
+def _webhook(t: Mapping[str, Any], c: Checker, env: Mapping[str, str]) -> dict[str, Any]:
+    """Webhook mode's settings (it is on when webhook_url is set) and the secret from the env."""
+    secret = env.get("TELEGRAM_WEBHOOK_SECRET", "").strip() or None
+    if secret is not None and not _SECRET_RE.match(secret):
+        raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, "
+                          "_ and - (what Telegram accepts as a secret_token)")
+    return {"webhook_url": _webhook_url(t, c, env),
+            "webhook_listen": env.get("TELEGRAM_WEBHOOK_LISTEN", "").strip()
+            or c.get(t, ("telegram", "webhook_listen"), "str", "127.0.0.1").strip(),
+            "webhook_port": _env_port(env) if env.get("TELEGRAM_WEBHOOK_PORT", "").strip()
+            else _file_port(t, c),
+            "webhook_path": _webhook_path(t, c),
+            "webhook_secret": secret}
+
+
+def _webhook_url(t: Mapping[str, Any], c: Checker, env: Mapping[str, str]) -> str | None:
+    hint = "must be an http(s) URL such as https://bot.example.com/telegram"
+    if value := env.get("TELEGRAM_WEBHOOK_URL", "").strip():
+        if not _is_http_url(value):
+            raise ConfigError(f"TELEGRAM_WEBHOOK_URL {hint}, not {value!r}")
+        return value
+    key: KeyPath = ("telegram", "webhook_url")
+    value = c.get(t, key, "str")
+    if value is not None and not _is_http_url(value.strip()):
+        raise c.error(key, f"{hint}, not {value!r}")
+    return value.strip() if value else None
+
+
+def _webhook_path(t: Mapping[str, Any], c: Checker) -> str | None:
+    key: KeyPath = ("telegram", "webhook_path")
+    value = c.get(t, key, "str")
+    if value is not None and (not value.strip("/ ") or any(ch.isspace() for ch in value)):
+        raise c.error(key, f"must be a URL path such as \"telegram\", not {value!r}")
+    return value
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in url
+
+
+def _file_port(t: Mapping[str, Any], c: Checker) -> int:
+    key: KeyPath = ("telegram", "webhook_port")
+    port: int = c.get(t, key, "int", 8443)
+    if not 1 <= port <= 65535:
+        raise c.error(key, f"must be a TCP port, 1-65535, not {port}")
+    return port
+
+
+def _env_port(env: Mapping[str, str]) -> int:
+    value = env["TELEGRAM_WEBHOOK_PORT"].strip()
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise ConfigError(f"TELEGRAM_WEBHOOK_PORT must be a TCP port, 1-65535, not {value!r}")
+    return int(value)
 
 
 def _env_chat(env: Mapping[str, str]) -> int | str:

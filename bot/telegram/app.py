@@ -1,10 +1,13 @@
-"""TelegramBot: builds the python-telegram-bot Application, starts polling and the outbox sender."""
+"""TelegramBot: builds the python-telegram-bot Application, starts polling (or the webhook
+listener) and the outbox sender."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import secrets
+import socket
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -27,6 +30,8 @@ TELEGRAM_OFF = ("Telegram is off (TELEGRAM_BOT_TOKEN is not set); approvals wait
                 "revise --note)")
 # While Telegram cannot be reached at start, try again this often (seconds).
 RECONNECT_SECONDS = 15.0
+# The only updates the handlers use; Telegram does not send (or queue) the others.
+ALLOWED_UPDATES = ["message", "callback_query"]
 
 
 def build_application(settings: TelegramSettings) -> Application:
@@ -58,6 +63,9 @@ class TelegramBot:
         self.poll_timeout = poll_timeout
         self.digest_max_items = digest_max_items
         self.reconnect = reconnect
+        # Registered with setWebhook at every start, so a fresh random one is as good as a
+        # configured one unless something else must know it.
+        self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
         self.started = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -92,14 +100,35 @@ class TelegramBot:
             raise ConfigError("Telegram rejected TELEGRAM_BOT_TOKEN (getMe: Unauthorized); "
                               "check the token @BotFather gave you") from None
         await self.courier.call("setMyCommands", lambda: app.bot.set_my_commands(bot_commands()))
-        await app.start()
-        assert app.updater is not None
-        await app.updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
-                                        allowed_updates=["message", "callback_query"])
+        if not app.running:  # a retry after setWebhook or deleteWebhook failed
+            await app.start()
+        mode = await self._receive_updates()
         self._tasks.append(asyncio.create_task(self.sender.run(), name="signoff-outbox"))
         self.started.set()
-        log.info("telegram bot started username=@%s chat=%s allowed_users=%d",
+        log.info("telegram bot started %s username=@%s chat=%s allowed_users=%d", mode,
                  app.bot.username, self.settings.chat_id, len(self.settings.allowed_user_ids))
+
+    async def _receive_updates(self) -> str:
+        """Long polling, or the webhook listener when a webhook URL is set; says which."""
+        updater, s = self.application.updater, self.settings
+        assert updater is not None
+        if not s.webhook:
+            await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
+                                        allowed_updates=ALLOWED_UPDATES)
+            return "mode=polling"
+        try:
+            # Before setWebhook points Telegram at us; getaddrinfo may resolve a name.
+            await asyncio.to_thread(check_listen, s.webhook_listen, s.webhook_port)
+            await updater.start_webhook(listen=s.webhook_listen, port=s.webhook_port,
+                                        url_path=s.url_path, webhook_url=s.webhook_url,
+                                        secret_token=self.webhook_secret,
+                                        allowed_updates=ALLOWED_UPDATES)
+        except OSError as exc:
+            raise ConfigError(f"cannot listen for the Telegram webhook on {s.webhook_listen}:"
+                              f"{s.webhook_port} ({exc.strerror or exc}); check "
+                              "TELEGRAM_WEBHOOK_LISTEN and TELEGRAM_WEBHOOK_PORT") from None
+        return (f"mode=webhook url={s.webhook_url} "
+                f"listen={s.webhook_listen}:{s.webhook_port}/{s.url_path}")
 
     async def _connect_later(self) -> None:
         while True:
@@ -114,7 +143,7 @@ class TelegramBot:
                 return
 
     async def stop(self) -> None:
-        """Stop polling and the sender, and close the HTTP connections."""
+        """Stop polling (or the webhook listener) and the sender; close the HTTP connections."""
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -127,6 +156,15 @@ class TelegramBot:
             await app.shutdown()
         await app.bot.shutdown()  # its HTTP clients stay open when getMe failed at start
         log.info("telegram bot stopped")
+
+
+def check_listen(host: str, port: int) -> None:
+    """Raise OSError when the webhook listener could not bind `host:port` (as tornado binds)."""
+    for family, kind, proto, _, address in socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
 
 
 def telegram_from_config(queue: TaskQueue, section: Mapping[str, Any] | None,

@@ -2,7 +2,8 @@
 
 It speaks the methods the bot uses, records every call, serves scripted updates through a
 short long-poll, and can be told to fail: 429 with retry_after, 400 for a file, 401 for
-getMe, or a dropped connection.
+getMe, or a dropped connection. Like the real API, getUpdates answers 409 Conflict while a
+webhook is set (setWebhook records it; deleteWebhook removes it).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 from aiohttp import web
 
 JSON_KEYS = {"chat_id", "message_id", "reply_markup", "reply_parameters", "offset", "timeout",
-             "limit", "commands", "allowed_updates", "show_alert", "link_preview_options"}
+             "limit", "commands", "allowed_updates", "show_alert", "link_preview_options",
+             "max_connections", "drop_pending_updates"}
 
 
 @dataclass
@@ -31,6 +33,15 @@ class Call:
     params: dict[str, Any]
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     status: int = 200
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """What setWebhook registered: where Telegram would post updates, and the secret header."""
+
+    url: str
+    secret_token: str | None
+    allowed_updates: list[str] | None
 
 
 @dataclass
@@ -56,6 +67,7 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.commands: list[Any] = []
         self.failures: dict[str, list[Failure]] = defaultdict(list)
+        self.webhook: Webhook | None = None
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1001)
@@ -90,7 +102,7 @@ class FakeTelegram:
 
     async def push(self, update: dict[str, Any]) -> int:
         """Queue an update for getUpdates; returns its update_id."""
-        update = {"update_id": next(self._update_ids), **update}
+        update = self.update(update)
         async with self._changed:
             self._updates.append(update)
             self._changed.notify_all()
@@ -108,9 +120,18 @@ class FakeTelegram:
 
     async def tap(self, message: dict[str, Any], sender: dict[str, Any], data: str) -> int:
         """A press of an inline button on one of the bot's messages."""
-        return await self.push({"callback_query": {
+        return await self.push(self.tap_update(message, sender, data))
+
+    def tap_update(self, message: dict[str, Any], sender: dict[str, Any],
+                   data: str) -> dict[str, Any]:
+        """The update a button press makes, without an update_id (push or post it yourself)."""
+        return {"callback_query": {
             "id": str(next(self._query_ids)), "chat_instance": "ci-1", "from": sender,
-            "data": data, "message": message}})
+            "data": data, "message": message}}
+
+    def update(self, update: dict[str, Any]) -> dict[str, Any]:
+        """`update` with a fresh update_id: what Telegram would post to a webhook."""
+        return {"update_id": next(self._update_ids), **update}
 
     def _incoming(self, chat_id: int, sender: dict[str, Any], text: str,
                   **extra: Any) -> dict[str, Any]:
@@ -164,6 +185,11 @@ class FakeTelegram:
         return self.me
 
     async def _api_deleteWebhook(self, p: dict[str, Any], f: Any) -> Any:
+        self.webhook = None
+        return True
+
+    async def _api_setWebhook(self, p: dict[str, Any], f: Any) -> Any:
+        self.webhook = Webhook(p["url"], p.get("secret_token"), p.get("allowed_updates"))
         return True
 
     async def _api_setMyCommands(self, p: dict[str, Any], f: Any) -> Any:
@@ -177,6 +203,9 @@ class FakeTelegram:
         return True
 
     async def _api_getUpdates(self, p: dict[str, Any], f: Any) -> Any:
+        if self.webhook is not None:
+            return _error(None, 409, "Conflict: can't use getUpdates method while webhook is "
+                          "active; use deleteWebhook to delete the webhook first")
         offset = int(p.get("offset") or 0)
         wait = min(float(p.get("timeout") or 0), self.long_poll)
         async with self._changed:

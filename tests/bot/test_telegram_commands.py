@@ -6,7 +6,7 @@ import pytest
 
 from bot.telegram.app import TelegramBot
 from taskqueue import Status, TaskQueue
-from tests.bot.conftest import ALICE, CHAT, MALLORY, park, sent_row
+from tests.bot.conftest import ALICE, CHAT, MALLORY, eventually, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram
 
 
@@ -75,9 +75,15 @@ async def test_pending_resends_unanswered_approvals(
     await _reply(fake, "Re-sending 1 unanswered approval")
     new = await fake.wait_for(lambda: [m for m in fake.sent_with_buttons()
                                        if m["message_id"] != first.message_id])
-    row = await sent_row(queue, approval.id)
-    assert row.message_id == new[0]["message_id"]
-    assert "Re-sent below" in fake.messages[(CHAT, first.message_id or 0)]["text"]
+    # The new ids are stored, and the old message edited, just after the new one is sent.
+    await eventually(lambda: _message_id_is(queue, approval.id, new[0]["message_id"]))
+    await fake.wait_for(
+        lambda: "Re-sent below" in fake.messages[(CHAT, first.message_id or 0)]["text"])
+
+
+async def _message_id_is(queue: TaskQueue, approval_id: int, message_id: int) -> bool:
+    row = await queue.approval_message_get(approval_id)
+    return row is not None and row.message_id == message_id
 
 
 async def test_users_not_on_the_allow_list_are_refused(
