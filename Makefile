@@ -17,7 +17,7 @@ system-deps:
 	bash scripts/install-system-deps
 
 run: $(VENV)/.installed
-	$(BIN)/python -m bot
+	$(BIN)/python -m bot $(if $(CONFIG),--config $(CONFIG))
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
