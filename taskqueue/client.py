@@ -107,18 +107,40 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
         async with self._tx() as conn:
             if keys:
                 await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
-            out = [await self._enqueue_one(conn, capability, item, actor) for item in items]
+            out = await self._enqueue_batch(conn, capability, items, actor)
             if any(e.created for e in out):
                 await self._notify(conn, TASKS_CHANNEL, capability)
         return out
 
-    async def _enqueue_one(self, conn: Conn, capability: str, item: NewTask,
-                           actor: str | None) -> Enqueued:
-        params = {
+    @staticmethod
+    def _enqueue_params(capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
+        return {
             "capability": capability, "priority": item.priority,
             "payload": Jsonb(item.payload), "max_attempts": item.max_attempts,
             "delay": float(item.delay), "dedupe_key": item.dedupe_key, "actor": actor,
         }
+
+    async def _enqueue_batch(self, conn: Conn, capability: str, items: Sequence[NewTask],
+                             actor: str | None) -> list[Enqueued]:
+        """All inserts in one pipelined round trip; a dedupe race falls back to one by one."""
+        if not items:
+            return []
+        cur = conn.cursor()
+        await cur.executemany(query("task_enqueue"),
+                              [self._enqueue_params(capability, i, actor) for i in items],
+                              returning=True)
+        found: list[dict[str, Any] | None] = []
+        while True:
+            found.append(await cur.fetchone())
+            if not cur.nextset():
+                break
+        return [Enqueued(row["id"], row["inserted"]) if row is not None
+                else await self._enqueue_one(conn, capability, item, actor)
+                for row, item in zip(found, items, strict=True)]
+
+    async def _enqueue_one(self, conn: Conn, capability: str, item: NewTask,
+                           actor: str | None) -> Enqueued:
+        params = self._enqueue_params(capability, item, actor)
         for _ in range(10):
             row = await self._one(conn, "task_enqueue", params)
             if row is not None:

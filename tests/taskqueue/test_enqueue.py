@@ -164,3 +164,17 @@ async def test_enqueue_refuses_bad_options(offline: TaskQueue, kwargs: dict[str,
 async def test_claimed_tasks_keep_their_payload(queue: TaskQueue) -> None:
     task = await claimed(queue, payload={"deep": {"list": [1, 2]}})
     assert task.payload == {"deep": {"list": [1, 2]}}
+
+
+async def test_enqueue_many_of_nothing_adds_nothing(queue: TaskQueue) -> None:
+    assert await queue.task_enqueue_many("c", []) == []
+    assert await queue.task_list() == []
+
+
+async def test_enqueue_many_mixes_new_tasks_and_dedupe_hits_in_order(queue: TaskQueue) -> None:
+    held = await queue.task_enqueue("c", {"n": 0}, dedupe_key="k0")
+    done = await queue.task_enqueue_many("c", [
+        NewTask({"n": 1}), NewTask({"n": 2}, dedupe_key="k0"), NewTask({"n": 3}, dedupe_key="k3")])
+    assert [e.created for e in done] == [True, False, True]
+    assert done[1].id == held.id
+    assert [t.payload["n"] for t in await queue.task_list()] == [0, 1, 3]
