@@ -57,9 +57,12 @@ def person(by: str | None) -> str:
     return by or "someone"
 
 
-def _score(value: Any) -> str | None:
+def _score(value: Any, out_of: Any = None) -> str | None:
+    """`score_max` in the request says the scale (73 of 100); without it 0–1 is a share."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None if value in (None, "") else str(value)
+    if isinstance(out_of, int | float) and not isinstance(out_of, bool) and out_of > 0:
+        return f"{value:g}/{out_of:g}"
     return f"{value:.0%}" if 0 <= value <= 1 else f"{value:g}"
 
 
@@ -101,7 +104,8 @@ def body(request: dict[str, Any]) -> str:
     except TemplateNotFound:  # pragma: no cover - the templates ship with the package
         template = _env().get_template("generic.html.j2")
     return template.render(
-        r=request, score=_score(request.get("score", request.get("match_score"))),
+        r=request, score=_score(request.get("score", request.get("match_score")),
+                                request.get("score_max")),
         diff=_diff(request), diffstat=_diffstat(request), fields=_fields(request),
     ).strip()
 

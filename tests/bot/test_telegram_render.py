@@ -25,6 +25,14 @@ def test_vm_change_shows_the_change_as_a_diff() -> None:
     assert '-  "cpus": 2,' in html.unescape(text) and '+  "cpus": 4,' in html.unescape(text)
 
 
+def test_a_job_application_score_shows_its_scale_or_a_share() -> None:
+    request = {"kind": "job_application", "company": "A", "role": "B", "top_terms": ["go"]}
+    assert "Match score: <b>73/100</b>" in body(request | {"score": 73, "score_max": 100})
+    assert "Match score: <b>1/100</b>" in body(request | {"score": 1, "score_max": 100})
+    assert "Match score: <b>87%</b>" in body(request | {"score": 0.87})
+    assert "Match score" not in body(request)
+
+
 def test_code_change_shows_a_diffstat() -> None:
     text = body({"kind": "code_change", "repo": "signoff", "branch": "fix/<x>",
                  "files": [{"path": "a.py", "added": 3, "removed": 1}]})

@@ -76,7 +76,7 @@ def build_request(job: Job) -> dict[str, Any]:
     fill = s["fill"]
     request: dict[str, Any] = {
         "kind": KIND, "company": job.company, "role": job.role,
-        "location": job.posting.location, "score": payload.get("score"),
+        "location": job.posting.location, "score": payload.get("score"), "score_max": 100,
         "top_terms": payload.get("top_terms", []), "url": job.posting.url,
         "apply_url": job.posting.apply_url, "summary": summary(s),
         "fields": [{"field": k, "value": v} for k, v in fill["filled"].items()],
