@@ -98,6 +98,8 @@ class Task:
     first_claimed_at: datetime | None
     finished_at: datetime | None
     approval: Approval | None = None
+    # Set on a task just returned by a claim: the status it was claimed from.
+    claimed_from: Status | None = None
 
     @property
     def decision(self) -> Decision | None:

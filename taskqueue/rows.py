@@ -44,6 +44,7 @@ def task_from_row(row: Row, approval: Approval | None = None) -> Task:
         first_claimed_at=row["first_claimed_at"],
         finished_at=row["finished_at"],
         approval=approval,
+        claimed_from=Status(row["old_status"]) if row.get("old_status") else None,
     )
 
 

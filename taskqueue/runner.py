@@ -14,7 +14,7 @@ from taskqueue.errors import BadInput, LeaseLost, TaskNotFound
 from taskqueue.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
 from taskqueue.heartbeat import TRANSIENT, Heartbeat
 from taskqueue.models import Task
-from taskqueue.states import Decision, Status
+from taskqueue.states import Status
 
 log = logging.getLogger("signoff.worker")
 
@@ -61,11 +61,8 @@ def log_transition(task: Task, old: str, new: str, worker: str) -> None:
 
 
 def claimed_from(task: Task) -> str:
-    """The status a just-claimed task came from: approved when a decision made it claimable."""
-    a = task.approval
-    answered = a is not None and a.decision in (Decision.APPROVED, Decision.REVISED)
-    return "approved" if answered and a is not None and a.decided_at == task.run_after \
-        else "pending"
+    """The status a just-claimed task came from (pending, or approved after a decision)."""
+    return task.claimed_from.value if task.claimed_from is not None else "pending"
 
 
 async def claim_one(queue: TaskQueue, run: CapabilityRun, worker: str) -> Task | None:

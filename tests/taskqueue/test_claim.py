@@ -153,3 +153,14 @@ async def test_claim_refuses_bad_input(offline: TaskQueue, capability: str, work
                                        lease: float | None, match: str) -> None:
     with pytest.raises(BadInput, match=match):
         await offline.task_claim(capability, worker, lease=lease)
+
+
+async def test_a_claim_says_which_status_the_task_came_from(queue: TaskQueue) -> None:
+    await queue.task_enqueue("from", {})
+    task = await queue.task_claim("from", "w1")
+    assert task is not None and task.claimed_from is Status.PENDING
+    await queue.task_park(task.id, "w1", "Go?", claim=task.claim)
+    await queue.approval_decide_for_task(task.id, "approved", "alice")
+    again = await queue.task_claim("from", "w2")
+    assert again is not None and again.claimed_from is Status.APPROVED
+    assert (await queue.task_get(task.id)).claimed_from is None
