@@ -33,6 +33,13 @@ async def _exit_code(proc: subprocess.Popen[bytes], timeout: float) -> int:
     return int(await asyncio.wait_for(asyncio.to_thread(proc.wait), timeout))
 
 
+async def _each_ran_once(queue: TaskQueue, log: Path, ids: list[int]) -> None:
+    """Every task's handler finished once, and every task was completed once."""
+    assert sorted(done_lines(log)) == sorted(f"{i} done" for i in ids)
+    for task_id in ids:
+        assert len(await events(queue, task_id, "completed")) == 1
+
+
 async def test_kill_9_mid_task_is_reaped_and_finished_exactly_once(
         queue: TaskQueue, dsn: str, tmp_path: Path) -> None:
     out, log = tmp_path / "workers.log", tmp_path / "handler.log"
@@ -104,9 +111,7 @@ async def test_terminated_connections_mid_run_lose_nothing_and_run_nothing_twice
         proc.send_signal(signal.SIGTERM)
         code = await _exit_code(proc, 15)
     assert code == 0
-    assert sorted(done_lines(log)) == sorted(f"{i} done" for i in ids)
-    for task_id in ids:
-        assert len(await events(queue, task_id, "completed")) == 1
+    await _each_ran_once(queue, log, ids)
     text = out.read_text()
     assert "listener lost its connection" in text and "listener reconnected" in text
 
@@ -132,9 +137,7 @@ async def test_a_database_outage_mid_run_is_logged_and_survived(
         proc.send_signal(signal.SIGTERM)
         code = await _exit_code(proc, 15)
     assert code == 0
-    assert sorted(done_lines(log)) == sorted(f"{i} done" for i in ids)
-    for task_id in ids:
-        assert len(await events(queue, task_id, "completed")) == 1
+    await _each_ran_once(queue, log, ids)
     text = out.read_text()
     assert "not currently accepting connections" in text
     assert "listener lost its connection" in text and "listener reconnected" in text
@@ -185,7 +188,5 @@ async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
             proc.send_signal(signal.SIGTERM)
             code = await _exit_code(proc, 15)
         assert code == 0
-        assert sorted(done_lines(log)) == sorted(f"{i} done" for i in ids)
-        for task_id in ids:
-            assert len(await events(queue, task_id, "completed")) == 1
+        await _each_ran_once(queue, log, ids)
     assert "listener reconnected" in out.read_text()
