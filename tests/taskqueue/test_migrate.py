@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskqueue import MigrationError, Status
+from taskqueue import MigrationError, Status, TaskQueue
 from taskqueue.migrate import discover, migrate, migrations_dir
 
 from .factories import sync_rows
@@ -130,3 +130,20 @@ def test_concurrent_migrations_apply_each_file_once(empty_dsn: str) -> None:
     assert results.count([]) == 3
     assert _tables(empty_dsn) >= TABLES
     assert len(sync_rows(empty_dsn, "SELECT * FROM schema_migrations")) == len(discover())
+
+
+async def test_each_schema_on_the_search_path_holds_a_queue_of_its_own(empty_dsn: str) -> None:
+    sync_rows(empty_dsn, "CREATE SCHEMA team_a; CREATE SCHEMA team_b")
+    dsns = {name: psycopg.conninfo.make_conninfo(empty_dsn, options=f"-csearch_path={name}")
+            for name in ("team_a", "team_b")}
+    for dsn in dsns.values():
+        assert await migrate(dsn) == [m.version for m in discover()]
+    async with TaskQueue.connect(dsns["team_a"]) as a, TaskQueue.connect(dsns["team_b"]) as b:
+        await a.task_enqueue("demo", {"team": "a"})
+        assert await b.task_claim("demo", "w") is None
+        task = await a.task_claim("demo", "w")
+        assert task is not None and task.payload == {"team": "a"}
+    assert _tables(empty_dsn) == set()
+    found = sync_rows(empty_dsn, "SELECT DISTINCT schemaname FROM pg_tables "
+                                 "WHERE tablename = 'tasks'")
+    assert {r["schemaname"] for r in found} == {"team_a", "team_b"}
