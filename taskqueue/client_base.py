@@ -42,14 +42,21 @@ class QueueBase:
         cur = await conn.execute(query(name), params)
         return await cur.fetchone()
 
+    @asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[Conn]:
+        """A read-only transaction whose queries all see one snapshot (REPEATABLE READ)."""
+        async with self._tx() as conn:
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            yield conn
+
     @staticmethod
     async def _all(conn: Conn, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The query's rows; none for a statement that returns no rows."""
         cur = await conn.execute(query(name), params)
-        return await cur.fetchall()
+        return await cur.fetchall() if cur.description else []
 
     async def _notify(self, conn: Conn, channel: str, payload: str) -> None:
         await conn.execute(query("notify"), {"channel": channel, "payload": payload})
-
 
     async def _latest_approvals(self, conn: Conn, task_ids: list[int]) -> dict[int, Approval]:
         found = await self._all(conn, "approval_latest_many", {"task_ids": task_ids})

@@ -121,8 +121,7 @@ class ReadsMixin(QueueBase):
     async def stats_read(self, capability: str) -> dict[str, Any]:
         """One capability's pipeline figures, read in one snapshot (see taskqueue.stats)."""
         params = {"capability": capability}
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        async with self._snapshot() as conn:
             now = await self._one(conn, "stats_now", {})
             out: dict[str, Any] = {"read_at": now["read_at"] if now else None}
             for name in ("status_counts", "stage_counts", "skip_reasons", "report_reasons"):

@@ -41,8 +41,7 @@ class ServicesMixin(QueueBase):
 
     async def signal_read(self, incident_age: float, nudge_age: float) -> dict[str, Any]:
         """The raw figures behind the signals, read in one snapshot."""
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        async with self._snapshot() as conn:
             incident = await self._one(conn, "signal_incident", {"age_seconds": incident_age})
             nudge = await self._one(conn, "signal_nudge", {"age_seconds": nudge_age})
             counts = await self._one(conn, "signal_counts", {})

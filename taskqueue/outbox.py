@@ -5,13 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from taskqueue.queries import query
-
-if TYPE_CHECKING:
-    from psycopg import AsyncConnection
-    from psycopg_pool import AsyncConnectionPool
+from taskqueue.client_base import QueueBase
 
 # A claim lasts this long (seconds): long enough for one send with its retries, short
 # enough that a crashed sender's rows are owed again soon.
@@ -41,15 +37,12 @@ def _message(row: Mapping[str, Any] | None) -> ApprovalMessage | None:
     return ApprovalMessage(**row) if row is not None else None
 
 
-class OutboxMixin:
+class OutboxMixin(QueueBase):
     """TaskQueue's outbox methods; each is one transaction, named like its query."""
 
-    pool: AsyncConnectionPool[AsyncConnection[dict[str, Any]]]
-
     async def _outbox_all(self, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        async with self.pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(query(name), params)
-            return await cur.fetchall() if cur.description else []
+        async with self._tx() as conn:
+            return await self._all(conn, name, params)
 
     async def _outbox_one(self, name: str, params: Mapping[str, Any]) -> ApprovalMessage | None:
         found = await self._outbox_all(name, params)
@@ -110,8 +103,7 @@ class OutboxMixin:
 
     async def alert_state_change(self, name: str, firing: bool) -> bool:
         """Set an alert's announced state; True only for the one caller that changed it."""
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute(query("alert_state_ensure"), {"name": name})
-            cur = await conn.execute(query("alert_state_change"),
-                                     {"name": name, "firing": firing})
-            return await cur.fetchone() is not None
+        async with self._tx() as conn:
+            await self._all(conn, "alert_state_ensure", {"name": name})
+            return await self._one(conn, "alert_state_change",
+                                   {"name": name, "firing": firing}) is not None
