@@ -67,7 +67,7 @@ class TelegramConfig:
     """The `[telegram]` section, with TELEGRAM_* environment overrides; the token is env-only."""
 
     token: str | None = None
-    chat_id: int | str | None = None
+    chat_id: int | None = None
     allowed_user_ids: tuple[int, ...] = ()
     api_base_url: str | None = None
     digest: bool = True
@@ -124,6 +124,14 @@ def config_path(path: str | os.PathLike[str] | None = None,
     env = os.environ if env is None else env
     chosen = path if path is not None else env.get(CONFIG_ENV) or None
     return Path(chosen) if chosen is not None else None
+
+
+def telegram_config(section: Mapping[str, Any] | None,
+                    env: Mapping[str, str] | None = None) -> TelegramConfig:
+    """A `[telegram]` table given as a mapping (no file), checked like the file's."""
+    env = os.environ if env is None else env
+    top = {"telegram": dict(section)} if section is not None else {}
+    return telegram_from(top, Checker("", None), env, TelegramConfig.digest_times)
 
 
 def publish_path(config: Config) -> None:

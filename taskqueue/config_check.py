@@ -116,7 +116,7 @@ _KINDS = {
     "bool": lambda v: isinstance(v, bool),
     "ints": lambda v: isinstance(v, list) and all(_is_int(x) for x in v),
     "times": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-    "chat": lambda v: _is_int(v) or (isinstance(v, str) and bool(v.strip())),
+    "chat": _is_int,
 }
 _DESCRIBE = {
     "int": "a whole number",
@@ -125,5 +125,5 @@ _DESCRIBE = {
     "bool": "true or false",
     "ints": "a list of whole numbers",
     "times": 'a list of "HH:MM" strings',
-    "chat": "a chat id (a number, or @channelname)",
+    "chat": "a chat id (a number, negative for groups)",
 }

@@ -84,9 +84,8 @@ def telegram_from(top: Mapping[str, Any], c: Checker, env: Mapping[str, str],
         chat_id=_env_chat(env) if env.get("TELEGRAM_CHAT_ID")
         else c.get(t, (*k, "chat_id"), "chat"),
         allowed_user_ids=_env_ids(env) if env.get("TELEGRAM_ALLOWED_USER_IDS")
-        else c.get(t, (*k, "allowed_user_ids"), "ints", ()),
-        api_base_url=env.get("TELEGRAM_API_BASE_URL")
-        or c.get(t, (*k, "api_base_url"), "str"),
+        else _file_ids(t, c),
+        api_base_url=_api_base_url(t, c, env),
         digest=c.get(t, (*k, "digest"), "bool", True),
         digest_max_items=c.get(t, (*k, "digest_max_items"), "int", 10, 1),
         digest_times=_env_times(env) if env.get("TELEGRAM_DIGEST_TIMES")
@@ -102,8 +101,7 @@ def _webhook(t: Mapping[str, Any], c: Checker, env: Mapping[str, str]) -> dict[s
         raise ConfigError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, "
                           "_ and - (what Telegram accepts as a secret_token)")
     return {"webhook_url": _webhook_url(t, c, env),
-            "webhook_listen": env.get("TELEGRAM_WEBHOOK_LISTEN", "").strip()
-            or c.get(t, ("telegram", "webhook_listen"), "str", "127.0.0.1").strip(),
+            "webhook_listen": _webhook_listen(t, c, env),
             "webhook_port": _env_port(env) if env.get("TELEGRAM_WEBHOOK_PORT", "").strip()
             else _file_port(t, c),
             "webhook_path": _webhook_path(t, c),
@@ -154,24 +152,56 @@ def _env_port(env: Mapping[str, str]) -> int:
     return int(value)
 
 
-def _env_chat(env: Mapping[str, str]) -> int | str:
+def _env_chat(env: Mapping[str, str]) -> int:
     value = env["TELEGRAM_CHAT_ID"].strip()
     try:
         return int(value)
     except ValueError:
-        if value.startswith("@"):
-            return value
-        raise ConfigError(f"TELEGRAM_CHAT_ID must be a number or @channel, not {value!r}") \
-            from None
+        raise ConfigError(f"TELEGRAM_CHAT_ID must be a number such as -1001234567890, "
+                          f"not {value!r}") from None
 
 
 def _env_ids(env: Mapping[str, str]) -> tuple[int, ...]:
-    value = env["TELEGRAM_ALLOWED_USER_IDS"]
-    try:
-        return tuple(int(x) for x in value.replace(",", " ").split())
-    except ValueError:
-        raise ConfigError("TELEGRAM_ALLOWED_USER_IDS must be user ids separated by commas, "
-                          f"not {value!r}") from None
+    items = env["TELEGRAM_ALLOWED_USER_IDS"].replace(",", " ").split()
+    for item in items:
+        if not item.isdigit():
+            raise ConfigError("TELEGRAM_ALLOWED_USER_IDS must be positive numbers separated "
+                              f"by commas; {item!r} is not one")
+    return tuple(int(item) for item in items)
+
+
+def _file_ids(t: Mapping[str, Any], c: Checker) -> tuple[int, ...]:
+    key: KeyPath = ("telegram", "allowed_user_ids")
+    ids: tuple[int, ...] = c.get(t, key, "ints", ())
+    if any(i <= 0 for i in ids):
+        raise c.error(key, f"must be positive Telegram user ids, not {list(ids)}")
+    return ids
+
+
+def _api_base_url(t: Mapping[str, Any], c: Checker, env: Mapping[str, str]) -> str | None:
+    hint = "must be an http(s) URL such as https://api.telegram.org"
+    if value := env.get("TELEGRAM_API_BASE_URL", "").strip():
+        if not _is_http_url(value):
+            raise ConfigError(f"TELEGRAM_API_BASE_URL {hint}, not {value!r}")
+        return value
+    key: KeyPath = ("telegram", "api_base_url")
+    value = c.get(t, key, "str")
+    if value is not None and not _is_http_url(value.strip()):
+        raise c.error(key, f"{hint}, not {value!r}")
+    return value.strip() if value else None
+
+
+def _webhook_listen(t: Mapping[str, Any], c: Checker, env: Mapping[str, str]) -> str:
+    hint = "must be an address such as 127.0.0.1 or 0.0.0.0"
+    if value := env.get("TELEGRAM_WEBHOOK_LISTEN", "").strip():
+        if any(ch.isspace() for ch in value):
+            raise ConfigError(f"TELEGRAM_WEBHOOK_LISTEN {hint}, not {value!r}")
+        return value
+    key: KeyPath = ("telegram", "webhook_listen")
+    listen: str = c.get(t, key, "str", "127.0.0.1").strip()
+    if any(ch.isspace() for ch in listen):
+        raise c.error(key, f"{hint}, not {listen!r}")
+    return listen
 
 
 def _env_times(env: Mapping[str, str]) -> tuple[str, ...]:

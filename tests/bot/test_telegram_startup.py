@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 
 from bot.telegram.app import telegram_from_config
-from bot.telegram.settings import TelegramSettings, load
+from bot.telegram.settings import TelegramSettings, from_config, load
 from taskqueue import ConfigError, TaskQueue
+from taskqueue.config import load_config
 from tests.bot.conftest import make_bot, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram
 
@@ -67,3 +69,12 @@ async def test_telegram_unreachable_at_start_is_retried_and_nothing_is_lost(
         await sent_row(queue, approval.id)
     finally:
         await bot.stop()
+
+
+def test_settings_from_the_config_file_reach_the_bot_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "signoff.toml"
+    path.write_text("[telegram]\nchat_id = -100\nallowed_user_ids = [5, 7]\n"
+                    'api_base_url = "http://127.0.0.1:9/"\n')
+    got = from_config(load_config(path, env={"TELEGRAM_BOT_TOKEN": "1:x"}).telegram)
+    assert (got.chat_id, got.allowed_user_ids) == (-100, frozenset({5, 7}))
+    assert got.base_url == "http://127.0.0.1:9/bot"

@@ -166,3 +166,17 @@ def test_publish_path_exposes_the_config_file_to_handlers(tmp_path: Path,
     path = write(tmp_path, "timezone = 'UTC'\n")
     publish_path(load_config(path, env={}))
     assert os.environ["SIGNOFF_CONFIG"] == str(path.resolve())
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('chat_id = "@mychannel"', r"line 2: telegram\.chat_id: must be a chat id"),
+    ("allowed_user_ids = [5, -3]", r"line 2: telegram\.allowed_user_ids: must be positive"),
+    ('api_base_url = "ftp://x"', r"line 2: telegram\.api_base_url: must be an http\(s\) URL"),
+    ('webhook_listen = "0.0 .0.0"', r"line 2: telegram\.webhook_listen: must be an address"),
+])
+def test_telegram_settings_the_bot_cannot_use_are_refused_with_key_and_line(
+        tmp_path: Path, toml: str, message: str) -> None:
+    path = write(tmp_path, f"[telegram]\n{toml}\n")
+    with pytest.raises(ConfigError, match=message):
+        load_config(path, env={})
+
