@@ -9,6 +9,7 @@ from taskqueue.config import (
     apply_capabilities,
     load_config,
 )
+from taskqueue.embedded import data_dir
 from taskqueue.errors import (
     AlreadyDecided,
     ApprovalExpired,
@@ -112,6 +113,7 @@ __all__ = [
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",
+    "data_dir",
     "default_worker_name",
     "load_config",
     "load_handler",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +14,19 @@ from taskqueue.errors import DatabaseUnavailable
 log = logging.getLogger("signoff.embedded")
 
 
-def data_dir() -> Path:
-    """SIGNOFF_DATA_DIR, else /var/lib/signoff for root, else the user's data folder.
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Signoff's data folder (the embedded database, workloads' files): SIGNOFF_DATA_DIR,
+    else /var/lib/signoff for root, else the user's data folder.
 
     pgserver makes every parent of its data folder traversable by its own system user
     when run as root, so root's default stays out of root's home folder.
     """
-    if configured := os.environ.get("SIGNOFF_DATA_DIR"):
+    env = os.environ if env is None else env
+    if configured := env.get("SIGNOFF_DATA_DIR"):
         return Path(configured).expanduser().resolve()
     if os.geteuid() == 0:
         return Path("/var/lib/signoff")
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    base = env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(base) / "signoff"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError
+from taskqueue import ConfigError, data_dir
 from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
 from workloads.job_applications.model_drafter import ModelConfig
 
@@ -62,14 +62,8 @@ class JobSettings:
 
 
 def default_artifacts(env: Mapping[str, str]) -> Path:
-    """Beside the embedded database: SIGNOFF_DATA_DIR, /var/lib/signoff (root) or XDG data."""
-    if configured := env.get("SIGNOFF_DATA_DIR"):
-        base = Path(configured).expanduser()
-    elif os.geteuid() == 0:
-        base = Path("/var/lib/signoff")
-    else:
-        base = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "signoff"
-    return base / "job_applications" / "artifacts"
+    """Beside the embedded database, in Signoff's data folder (taskqueue.data_dir)."""
+    return data_dir(env) / "job_applications" / "artifacts"
 
 
 def load_settings(path: str | os.PathLike[str] | None = None,
