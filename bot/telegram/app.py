@@ -8,7 +8,6 @@ import contextlib
 import logging
 import secrets
 import socket
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -20,7 +19,7 @@ from bot.telegram.deps import KEY, Deps
 from bot.telegram.digest import IncidentAlert, NudgeDigest
 from bot.telegram.handlers import bot_commands, register
 from bot.telegram.outbox import OutboxSender
-from bot.telegram.settings import TelegramSettings, load
+from bot.telegram.settings import TelegramSettings
 from taskqueue import ConfigError, SignalConfig, TaskQueue
 
 log = logging.getLogger("signoff.telegram")
@@ -167,10 +166,9 @@ def check_listen(host: str, port: int) -> None:
             probe.bind(address)
 
 
-def telegram_from_config(queue: TaskQueue, section: Mapping[str, Any] | None,
-                         env: Mapping[str, str], **kwargs: Any) -> TelegramBot | None:
+def telegram_bot(settings: TelegramSettings, queue: TaskQueue,
+                 **kwargs: Any) -> TelegramBot | None:
     """The bot, or None (said once in the log) when TELEGRAM_BOT_TOKEN is not set."""
-    settings = load(section, env)
     if not settings.enabled:
         log.warning(TELEGRAM_OFF)
         return None

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from bot.telegram.app import TELEGRAM_OFF, TelegramBot
+from bot.telegram.app import TelegramBot, telegram_bot
 from bot.telegram.settings import from_config
-
-log = logging.getLogger("signoff.telegram")
 
 
 def create_part(service: Any) -> TelegramBot | None:
@@ -18,12 +15,11 @@ def create_part(service: Any) -> TelegramBot | None:
     or malformed; `start()` raises it when Telegram rejects the token.
     """
     config = service.config
-    settings = from_config(config.telegram, config.digest_times)
-    if not settings.enabled:
-        log.warning(TELEGRAM_OFF)
+    bot = telegram_bot(from_config(config.telegram, config.digest_times), service.queue,
+                       signal_config=config.signals,
+                       digest_max_items=config.telegram.digest_max_items)
+    if bot is None:
         return None
-    bot = TelegramBot(settings, service.queue, signal_config=config.signals,
-                      digest_max_items=config.telegram.digest_max_items)
     if service.scheduler is not None:
         if config.telegram.digest:
             service.scheduler.set_check("nudge_digest", bot.nudge_digest().run_once)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.telegram.app import telegram_from_config
+from bot.telegram.app import telegram_bot
 from bot.telegram.settings import TelegramSettings, from_config, load
 from taskqueue import ConfigError, TaskQueue
 from taskqueue.config import load_config
@@ -53,7 +53,7 @@ def test_the_environment_wins_over_the_config_file_and_the_token_is_env_only() -
 async def test_without_a_token_telegram_is_off_and_says_so_once(
         queue: TaskQueue, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO):
-        assert telegram_from_config(queue, {}, {}) is None
+        assert telegram_bot(load({}, {}), queue) is None
     said = [r.getMessage() for r in caplog.records if "Telegram is off" in r.getMessage()]
     assert len(said) == 1 and "signoff approve ID --by WHO" in said[0]
 
