@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import socket
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -26,7 +24,14 @@ from telegram.error import RetryAfter, TelegramError
 from bot.telegram.callback import encode
 from bot.telegram.courier import Courier, describe, seconds
 from bot.telegram.render import closed_text, render_approval
-from taskqueue import APPROVALS_CHANNEL, Approval, ApprovalMessage, Listener, TaskQueue
+from taskqueue import (
+    APPROVALS_CHANNEL,
+    Approval,
+    ApprovalMessage,
+    Listener,
+    TaskQueue,
+    default_worker_name,
+)
 
 log = logging.getLogger("signoff.telegram.outbox")
 
@@ -52,7 +57,7 @@ class OutboxReport:
 
 def sender_name() -> str:
     """A name unique to this process, recorded as the claimer."""
-    return f"telegram@{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    return f"telegram@{default_worker_name()}:{uuid.uuid4().hex[:6]}"
 
 
 def buttons(approval_id: int, token: str) -> InlineKeyboardMarkup:
