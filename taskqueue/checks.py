@@ -93,3 +93,19 @@ def check_setting(key: str, value: Any) -> None:
     minimum = 0 if key in INT_SETTINGS or key == "retry_base_seconds" else 1
     if value < minimum:
         raise BadInput(f"{key} must be at least {minimum}")
+
+
+def check_json(value: Any, what: str) -> None:
+    """BadInput when a JSON value holds U+0000, which PostgreSQL's jsonb cannot store."""
+    if _has_nul(value):
+        raise BadInput(f"{what} holds a \\u0000 character, which PostgreSQL's jsonb cannot store")
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False

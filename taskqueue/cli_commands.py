@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue import cli_output as out
+from taskqueue.checks import check_json
 from taskqueue.client import NewTask, TaskQueue
 from taskqueue.db import resolve_dsn
 from taskqueue.errors import BadInput, NothingToClaim
@@ -31,19 +32,8 @@ def parse_json(text: str | None, what: str, *, obj: bool = True) -> Any:
         raise BadInput(f"{what} is not valid JSON: {exc.msg} at position {exc.pos}") from None
     if obj and not isinstance(value, dict):
         raise BadInput(f"{what} must be a JSON object")
-    if _has_nul(value):
-        raise BadInput(f"{what} holds a \\u0000 character, which PostgreSQL's jsonb cannot store")
+    check_json(value, what)
     return value
-
-
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
 
 
 def read_jsonl(source: str) -> list[dict[str, Any]]:

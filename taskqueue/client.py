@@ -10,7 +10,6 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue import rows
@@ -116,7 +115,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
     def _enqueue_params(capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
         return {
             "capability": capability, "priority": item.priority,
-            "payload": Jsonb(item.payload), "max_attempts": item.max_attempts,
+            "payload": jsonb(item.payload, "the payload"), "max_attempts": item.max_attempts,
             "delay": float(item.delay), "dedupe_key": item.dedupe_key, "actor": actor,
         }
 
@@ -201,7 +200,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
                               claim: str | None = None) -> Task:
         """Save intermediate state without releasing, so a crash does not redo the work."""
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"state": Jsonb(state)}
+            params = self._fence(task_id, worker, claim) | {"state": jsonb(state, "the state")}
             row = await self._fenced(conn, "task_save_state", params)
         return rows.task_from_row(row)
 
@@ -212,7 +211,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
         check_delay(delay)
         async with self._tx() as conn:
             params = self._fence(task_id, worker, claim) | {
-                "state": jsonb(state), "delay": float(delay), "reason": reason}
+                "state": jsonb(state, "the state"), "delay": float(delay), "reason": reason}
             row = await self._fenced(conn, "task_release", params)
             await self._notify(conn, TASKS_CHANNEL, row["capability"])
         return rows.task_from_row(row)
@@ -228,11 +227,12 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
             raise BadInput("expires-in must be a positive number of seconds")
         files = [rows.check_attachment(a, self.max_attachment_bytes) for a in attachments]
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"state": jsonb(state)}
+            params = self._fence(task_id, worker, claim) | {"state": jsonb(state, "the state")}
             task = await self._fenced(conn, "task_park", params)
             approval = await self._one(conn, "approval_insert", {
-                "task_id": task_id, "question": question, "request": Jsonb(request or {}),
-                "expires_in": expires_in, "capability": task["capability"], "worker": worker})
+                "task_id": task_id, "question": question,
+                "request": jsonb(request or {}, "the request"), "expires_in": expires_in,
+                "capability": task["capability"], "worker": worker})
             assert approval is not None
             stored = [await self._one(conn, "attachment_insert",
                                       f | {"approval_id": approval["id"]}) for f in files]
@@ -244,7 +244,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
                             result: JSON | None = None) -> Task:
         """Finish a running task as succeeded with its result."""
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"result": jsonb(result)}
+            params = self._fence(task_id, worker, claim) | {"result": jsonb(result, "the result")}
             row = await self._fenced(conn, "task_complete", params)
         return rows.task_from_row(row)
 
@@ -256,7 +256,8 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
             raise BadInput("the error must not be empty")
         async with self._tx() as conn:
             params = self._fence(task_id, worker, claim) | {
-                "error": error, "retry": retry, "traceback": traceback, "state": jsonb(state)}
+                "error": error, "retry": retry, "traceback": traceback,
+                "state": jsonb(state, "the state")}
             row = await self._fenced(conn, "task_fail", params)
             if row["status"] == Status.PENDING:
                 await self._notify(conn, TASKS_CHANNEL, row["capability"])
@@ -347,7 +348,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
                 row = await self._one(conn, "task_set_status", {
                     "id": task_id, "status": target.value, "old_status": old["status"],
                     "reset_attempts": target is Status.PENDING, "kind": kind, "actor": actor,
-                    "detail": Jsonb(detail or {})})
+                    "detail": jsonb(detail or {}, "the detail")})
                 assert row is not None
                 await self._notify(conn, TASKS_CHANNEL, row["capability"])
         except psycopg.errors.UniqueViolation:
@@ -361,7 +362,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, OutboxMixin, QueueBase):
             async with self._tx() as conn:
                 row = await self._one(conn, "event_insert", {
                     "task_id": task_id, "kind": kind, "actor": actor,
-                    "detail": Jsonb(detail or {})})
+                    "detail": jsonb(detail or {}, "the detail")})
         except psycopg.errors.ForeignKeyViolation:
             raise TaskNotFound(f"no such task: {task_id}") from None
         assert row is not None

@@ -11,6 +11,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue import rows
+from taskqueue.checks import check_json
 from taskqueue.models import Approval, Attachment
 from taskqueue.queries import query
 
@@ -20,8 +21,12 @@ APPROVALS_CHANNEL = "signoff_approvals"
 Conn = AsyncConnection[dict[str, Any]]
 
 
-def jsonb(value: Any) -> Jsonb | None:
-    return Jsonb(value) if value is not None else None
+def jsonb(value: Any, what: str = "a JSON value") -> Jsonb | None:
+    """A value for a jsonb parameter (None stays NULL); BadInput when jsonb cannot store it."""
+    if value is None:
+        return None
+    check_json(value, what)
+    return Jsonb(value)
 
 
 class QueueBase:

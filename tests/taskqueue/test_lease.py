@@ -247,3 +247,19 @@ async def test_worker_calls_refuse_bad_input(offline: TaskQueue) -> None:
         await offline.task_park(1, "w1", "")
     with pytest.raises(BadInput, match="expires"):
         await offline.task_park(1, "w1", "Go?", expires_in=0)
+
+
+async def test_json_that_jsonb_cannot_store_is_bad_input_and_changes_nothing(
+        queue: TaskQueue) -> None:
+    with pytest.raises(BadInput, match=r"payload holds a \\u0000"):
+        await queue.task_enqueue("nul", {"text": "a\x00b"})
+    assert await queue.task_list() == []
+    await queue.task_enqueue("nul", {"text": "fine"})
+    task = await queue.task_claim("nul", "w1")
+    assert task is not None
+    with pytest.raises(BadInput, match=r"request holds a \\u0000"):
+        await queue.task_park(task.id, "w1", "Go?", claim=task.claim, request={"k": ["\x00"]})
+    with pytest.raises(BadInput, match=r"result holds a \\u0000"):
+        await queue.task_complete(task.id, "w1", claim=task.claim, result={"\x00": 1})
+    assert (await queue.task_get(task.id)).status is Status.RUNNING
+    assert (await queue.task_detail(task.id)).approvals == ()
