@@ -11,7 +11,7 @@ import psycopg
 
 from bench.measure import enqueue_ids, execute, latency_ms, timed
 from taskqueue import TaskQueue
-from taskqueue.queries import query  # the claim statement itself, for EXPLAIN
+from taskqueue.store.queries import query  # the claim statement itself, for EXPLAIN
 
 log = logging.getLogger("signoff.bench")
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 from collections.abc import Sequence
 
 from bot.service import Service
-from taskqueue import SignoffError
-from taskqueue.config import load_config, publish_path
+from taskqueue import load_config, publish_path, run_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,13 +20,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    try:
+
+    def serve() -> int:
         config = load_config(args.config)
         publish_path(config)
         return asyncio.run(Service(config).run())
-    except SignoffError as exc:
-        print(f"signoff: {exc}", file=sys.stderr)
-        return exc.exit_code
+
+    return run_main(serve)
 
 
 if __name__ == "__main__":

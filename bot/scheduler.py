@@ -1,9 +1,10 @@
-"""The service's timetable (APScheduler 3.11): reaper, ticks, producers and the bot's checks.
+"""The service's timetable (APScheduler 3.11): reaper, incident check, ticks, producers, and
+the checks a channel adds (the nudge digest).
 
 Every entry calls a small object's `run_once()`; scheduled jobs enqueue work and do not do
 it, except ticks, which run one slice by design. Jobs coalesce and have a misfire grace, so
 after downtime a missed run fires once; producers also catch up their last missed period at
-start (their dedupe key per period makes that safe to repeat).
+start (a period runs to completion once, so that is safe to repeat).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from taskqueue import (
     CapabilityRun,
     Config,
+    IncidentAlert,
     ProducerJob,
     Reaper,
     ReaperConfig,
@@ -35,8 +37,8 @@ from taskqueue import (
 log = logging.getLogger("signoff.scheduler")
 
 JobBody = Callable[[], Awaitable[Any]]
-# The checks the Telegram part provides bodies for; the schedule lives here.
-CHECKS = ("nudge_digest", "incident_check")
+# The checks a channel provides bodies for; the schedule lives here.
+CHECKS = ("nudge_digest",)
 
 
 def previous_fire_time(trigger: BaseTrigger, now: datetime,
@@ -86,6 +88,12 @@ class ServiceScheduler:
         self.add("reaper", reaper.run_once,
                  IntervalTrigger(minutes=self.config.reaper_interval_minutes, timezone=self.tz))
 
+    def add_incident_check(self) -> None:
+        """Record the incident signal's changes as alert notifications for the channels."""
+        alert = IncidentAlert(self.queue, self.config.signals)
+        self.add("incident_check", alert.run_once, IntervalTrigger(
+            minutes=self.config.signal_check_minutes, timezone=self.tz))
+
     def add_tick(self, run: CapabilityRun, minutes: float) -> Tick:
         tick = Tick(self.queue, run, self.worker, self.stopping)
         self.add(f"tick:{run.capability}", tick.run_once,
@@ -111,18 +119,15 @@ class ServiceScheduler:
 
         return body
 
-    def set_check(self, name: str, body: JobBody) -> None:
-        """The Telegram part's hook: run `body` on the schedule of `name` (see CHECKS)."""
-        if name == "nudge_digest":
-            for at in self.config.digest_times:
-                hour, minute = (int(x) for x in at.split(":"))
-                self.add(f"nudge_digest:{at}", body,
-                         CronTrigger(hour=hour, minute=minute, timezone=self.tz))
-        elif name == "incident_check":
-            self.add("incident_check", body, IntervalTrigger(
-                minutes=self.config.signal_check_minutes, timezone=self.tz))
-        else:
+    def set_check(self, name: str, body: JobBody, *,
+                  times: tuple[str, ...] | None = None) -> None:
+        """A channel's hook: run `body` at `times` (HH:MM; default the config's
+        digest_times) for `name` (see CHECKS)."""
+        if name not in CHECKS:
             raise ValueError(f"unknown check {name!r}; one of {', '.join(CHECKS)}")
+        for at in times or self.config.digest_times:
+            hour, minute = (int(x) for x in at.split(":"))
+            self.add(f"{name}:{at}", body, CronTrigger(hour=hour, minute=minute, timezone=self.tz))
 
     # -- running ---------------------------------------------------------------------------
 

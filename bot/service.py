@@ -1,12 +1,12 @@
 """The service (`python -m bot`): config, database, migrations, scheduler, workers, Telegram.
 
-Each part logs one line as it starts. The Telegram part plugs in through one hook:
+Each part logs one line as it starts. The Telegram channel plugs in through one hook:
 `bot.telegram.create_part(service)` returns an object with `async start()` and
 `async stop()` (or None when Telegram is off). It is called once the queue, the scheduler
-and the workers run, so it may use `service.queue`, `service.config.telegram` (parsed),
-`service.config.telegram_section` (the raw `[telegram]` table) and
-`service.scheduler.set_check("nudge_digest" | "incident_check", body)`. Its `stop()` is
-awaited on shutdown after the workers stopped and before the database pool closes.
+and the workers run, so it may use `service.queue`, `service.config` (its own table is
+`service.config.sections["telegram"]`) and `service.scheduler.set_check("nudge_digest",
+body)`. Its `stop()` is awaited on shutdown after the workers stopped and before the
+database pool closes.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from taskqueue import (
     WorkerPool,
     apply_capabilities,
     default_worker_name,
+    describe_dsn,
     load_handler,
+    migrate,
+    resolve_dsn,
 )
-from taskqueue.db import describe, resolve_dsn
-from taskqueue.migrate import migrate
 
 log = logging.getLogger("signoff.service")
 
@@ -65,6 +66,13 @@ def default_telegram(service: Service) -> TelegramPart | None:
     return part
 
 
+async def migrate_channels(dsn: str) -> list[str]:
+    """The delivery channels' own migrations (the Telegram channel's message table)."""
+    from bot.telegram.store import migrate_messages
+
+    return await migrate_messages(dsn)
+
+
 class Service:
     """`await Service(config).run()` until SIGTERM/SIGINT, or `start()` and `stop()`."""
 
@@ -89,8 +97,9 @@ class Service:
         log.info("config: file=%s capabilities=%s timezone=%s", cfg.path or "(defaults)",
                  caps, cfg.timezone)
         dsn = self.dsn or resolve_dsn()
-        log.info("database: %s", describe(dsn))
+        log.info("database: %s", describe_dsn(dsn))
         applied = await migrate(dsn)
+        applied += [f"telegram/{v}" for v in await migrate_channels(dsn)]
         log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
         self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
         self.queue = await self._queue_cm.__aenter__()
@@ -117,6 +126,7 @@ class Service:
         sched = ServiceScheduler(self.queue, self.config, worker=f"{self.name}:tick",
                                  stopping=self.stopping)
         sched.add_reaper()
+        sched.add_incident_check()
         for name, run in runs.items():
             cap = self.config.capabilities[name]
             if cap.mode == "tick":

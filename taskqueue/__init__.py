@@ -1,18 +1,18 @@
-"""Signoff's queue core: durable tasks in PostgreSQL that stop for a human's sign-off."""
+"""Signoff's queue core: durable tasks in PostgreSQL that stop for a human's sign-off.
 
-from taskqueue.client import APPROVALS_CHANNEL, TASKS_CHANNEL, Enqueued, NewTask, TaskQueue
-from taskqueue.config import (
-    CapabilityConfig,
-    Config,
-    ProducerConfig,
-    TelegramConfig,
-    apply_capabilities,
-    load_config,
-)
-from taskqueue.embedded import data_dir
+The names below are the public API; the sub-packages behind them are the core's own:
+`store` (the schema's rules, the client and its SQL), `runtime` (handlers, workers,
+heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config` and `cli`.
+"""
+
+from taskqueue.config.checker import Checker as ConfigChecker
+from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
+from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import (
+    TRANSIENT,
     AlreadyDecided,
     ApprovalExpired,
+    ApprovalNotFound,
     AttachmentTooLarge,
     BadInput,
     ConfigError,
@@ -20,11 +20,18 @@ from taskqueue.errors import (
     DatabaseUnavailable,
     LeaseLost,
     MigrationError,
+    NotFound,
     NothingToClaim,
     SignoffError,
     TaskNotFound,
+    one_line,
+    run_main,
 )
-from taskqueue.handler import (
+from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
+from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
+from taskqueue.maintenance.stats import Stats, read_stats
+from taskqueue.runtime.handler import (
     Done,
     Fail,
     Handler,
@@ -34,33 +41,45 @@ from taskqueue.handler import (
     TaskContext,
     load_handler,
 )
-from taskqueue.heartbeat import Heartbeat
-from taskqueue.listener import Listener
-from taskqueue.models import (
+from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.runtime.listener import Listener
+from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
+from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
+from taskqueue.runtime.tick import Tick, TickReport
+from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
+from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
+from taskqueue.store.client import TaskQueue
+from taskqueue.store.db import describe as describe_dsn
+from taskqueue.store.db import resolve_dsn
+from taskqueue.store.embedded import data_dir
+from taskqueue.store.migrate import migrate
+from taskqueue.store.models import (
     Approval,
     Attachment,
     Capability,
+    Enqueued,
     Event,
     NewAttachment,
+    NewTask,
+    Notification,
+    ProducerRun,
     Task,
     TaskDetail,
 )
-from taskqueue.outbox import ApprovalMessage
-from taskqueue.producer import Producer, ProducerContext, ProducerJob, ProducerReport
-from taskqueue.reaper import Reaper, ReaperConfig, ReapReport
-from taskqueue.runner import CapabilityRun, SliceReport, Stopping, run_slice
-from taskqueue.signals import Signal, SignalConfig, Signals, read_signals
-from taskqueue.states import Decision, Status
-from taskqueue.tick import Tick, TickReport
-from taskqueue.worker import WorkerConfig, WorkerPool, default_worker_name
+from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
+from taskqueue.store.queries import parse as parse_queries
+from taskqueue.store.states import Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
+    "TRANSIENT",
+    "AlertReport",
     "AlreadyDecided",
     "Approval",
     "ApprovalExpired",
-    "ApprovalMessage",
+    "ApprovalNotFound",
     "Attachment",
     "AttachmentTooLarge",
     "BadInput",
@@ -68,6 +87,7 @@ __all__ = [
     "CapabilityConfig",
     "CapabilityRun",
     "Config",
+    "ConfigChecker",
     "ConfigError",
     "Conflict",
     "DatabaseUnavailable",
@@ -78,12 +98,15 @@ __all__ = [
     "Fail",
     "Handler",
     "Heartbeat",
+    "IncidentAlert",
     "LeaseLost",
     "Listener",
     "MigrationError",
     "NewAttachment",
     "NewTask",
+    "NotFound",
     "NothingToClaim",
+    "Notification",
     "Outcome",
     "Park",
     "Producer",
@@ -91,6 +114,7 @@ __all__ = [
     "ProducerContext",
     "ProducerJob",
     "ProducerReport",
+    "ProducerRun",
     "ReapReport",
     "Reaper",
     "ReaperConfig",
@@ -100,6 +124,7 @@ __all__ = [
     "Signals",
     "SignoffError",
     "SliceReport",
+    "Stats",
     "Status",
     "Stopping",
     "Task",
@@ -107,7 +132,6 @@ __all__ = [
     "TaskDetail",
     "TaskNotFound",
     "TaskQueue",
-    "TelegramConfig",
     "Tick",
     "TickReport",
     "WorkerConfig",
@@ -115,8 +139,16 @@ __all__ = [
     "apply_capabilities",
     "data_dir",
     "default_worker_name",
+    "describe_dsn",
     "load_config",
     "load_handler",
+    "migrate",
+    "one_line",
+    "parse_queries",
+    "publish_path",
     "read_signals",
+    "read_stats",
+    "resolve_dsn",
+    "run_main",
     "run_slice",
 ]

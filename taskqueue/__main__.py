@@ -1,5 +1,5 @@
 """`python -m taskqueue` runs the `signoff` command line."""
 
-from taskqueue.cli import main
+from taskqueue.cli.main import main
 
 raise SystemExit(main())

@@ -1,6 +1,12 @@
-"""Signoff's exceptions: one base, and one subclass per outcome the CLI maps to an exit code."""
+"""Signoff's exceptions: one base, one subclass per outcome the CLI maps to an exit code,
+and the one place that turns an error into one line and that code."""
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import psycopg
 
 
 class SignoffError(Exception):
@@ -44,10 +50,18 @@ class LeaseLost(SignoffError):
     exit_code = 4
 
 
-class TaskNotFound(SignoffError):
-    """No such task."""
+class NotFound(SignoffError):
+    """No such thing."""
 
     exit_code = 5
+
+
+class TaskNotFound(NotFound):
+    """No such task."""
+
+
+class ApprovalNotFound(NotFound):
+    """No such approval."""
 
 
 class Conflict(SignoffError):
@@ -68,3 +82,30 @@ class AlreadyDecided(Conflict):
 
 class ApprovalExpired(Conflict):
     """The approval has expired."""
+
+
+# Errors that mean the database is away for now (a restart, a network blip): callers
+# retry with backoff instead of failing the work.
+TRANSIENT = (psycopg.OperationalError, psycopg.InterfaceError, DatabaseUnavailable)
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's first line (psycopg's last lines are generic hints)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def run_main(main: Callable[[], int], prog: str = "signoff") -> int:
+    """Run a command's body; an error becomes one line on stderr and its exit code."""
+    try:
+        return main()
+    except SignoffError as exc:
+        print(f"{prog}: {one_line(exc)}", file=sys.stderr)
+        return exc.exit_code
+    except psycopg.Error as exc:
+        # A value the database refuses or a server that went away mid-call: still one
+        # line and exit 1, as the contract promises.
+        print(f"{prog}: database error: {one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Iterator
 import psycopg
 import pytest
 
-from taskqueue import TaskQueue
-from taskqueue.migrate import migrate
+from bot.service import migrate_channels
+from taskqueue import TaskQueue, migrate
 
 ADMIN_DSN = os.environ.get("SIGNOFF_TEST_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -87,6 +87,7 @@ def template_db() -> Iterator[str]:
     name = f"signoff_tpl_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     _admin(f"CREATE DATABASE {name}")
     asyncio.run(migrate(_dsn_for(name)))
+    asyncio.run(migrate_channels(_dsn_for(name)))
     yield name
     _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 

@@ -1,5 +1,5 @@
 """TelegramBot: builds the python-telegram-bot Application, starts polling (or the webhook
-listener) and the outbox sender."""
+listener) and the channel's delivery loop."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from telegram.error import InvalidToken, NetworkError
 from telegram.ext import Application, ApplicationBuilder
 
 from bot.telegram.courier import Courier, RetryPolicy, describe
+from bot.telegram.delivery import TelegramChannel
 from bot.telegram.deps import KEY, Deps
-from bot.telegram.digest import IncidentAlert, NudgeDigest
+from bot.telegram.digest import NudgeDigest
 from bot.telegram.handlers import bot_commands, register
-from bot.telegram.outbox import OutboxSender
 from bot.telegram.settings import TelegramSettings
 from taskqueue import ConfigError, SignalConfig, TaskQueue
 
@@ -54,8 +54,8 @@ class TelegramBot:
         self.settings, self.queue = settings, queue
         self.application = build_application(settings)
         self.courier = Courier(self.application.bot, policy)
-        self.sender = OutboxSender(queue, self.courier, settings.chat_id, poll=outbox_poll,
-                                   name=sender_name)
+        self.sender = TelegramChannel(queue, self.courier, settings.chat_id, poll=outbox_poll,
+                                      name=sender_name)
         self.deps = Deps(queue, settings, self.courier, self.sender, signal_config)
         self.application.bot_data[KEY] = self.deps
         register(self.application)
@@ -73,11 +73,6 @@ class TelegramBot:
         return NudgeDigest(self.queue, self.courier, self.deps.settings.chat_id or 0,
                            max_items=self.digest_max_items)
 
-    def incident_alert(self) -> IncidentAlert:
-        """The incident check's body; the scheduler calls its run_once()."""
-        return IncidentAlert(self.queue, self.courier, self.deps.settings.chat_id or 0,
-                             self.deps.signal_config)
-
     async def start(self) -> None:
         """Check the token (fails fast when rejected), then poll and send in the background."""
         try:
@@ -87,8 +82,8 @@ class TelegramBot:
             raise
         except NetworkError as exc:
             log.warning("Telegram is unreachable (%s); retrying every %.0fs in the background. "
-                        "Approvals wait in the outbox until it is back.", describe(exc),
-                        self.reconnect)
+                        "Approvals wait in the notification outbox until it is back.",
+                        describe(exc), self.reconnect)
             self._tasks.append(asyncio.create_task(self._connect_later()))
 
     async def _connect(self) -> None:
@@ -102,7 +97,8 @@ class TelegramBot:
         if not app.running:  # a retry after setWebhook or deleteWebhook failed
             await app.start()
         mode = await self._receive_updates()
-        self._tasks.append(asyncio.create_task(self.sender.run(), name="signoff-outbox"))
+        await self.sender.register()
+        self._tasks.append(asyncio.create_task(self.sender.run(), name="signoff-delivery"))
         self.started.set()
         log.info("telegram bot started %s username=@%s chat=%s allowed_users=%d", mode,
                  app.bot.username, self.settings.chat_id, len(self.settings.allowed_user_ids))

@@ -11,7 +11,7 @@ from telegram.ext import ContextTypes
 from bot.telegram.callback import Tap, decode
 from bot.telegram.deps import Deps, deps, who
 from bot.telegram.render import escape, person
-from taskqueue import AlreadyDecided, ApprovalExpired, BadInput, Conflict, Decision
+from taskqueue import AlreadyDecided, ApprovalExpired, Conflict, Decision, NotFound
 
 log = logging.getLogger("signoff.telegram.decisions")
 
@@ -69,7 +69,7 @@ async def _replied_request(d: Deps, message: Message) -> int | None:
     reply = message.reply_to_message
     if reply is None or message.chat_id != d.settings.chat_id:
         return None
-    row = await d.queue.approval_message_find(message.chat_id, reply.message_id)
+    row = await d.sender.store.message_find(message.chat_id, reply.message_id)
     return row.approval_id if row else None
 
 
@@ -80,11 +80,11 @@ async def _check_tap(d: Deps, query: CallbackQuery,
         return Refusal("this button's data is not valid")
     try:
         approval = await d.queue.approval_get(tap.approval_id)
-    except BadInput:
+    except NotFound:
         return Refusal(f"there is no approval {tap.approval_id}")
     if not d.allowed(query.from_user):
         return Refusal("you are not on the list of people who may decide", approval.task_id)
-    row = await d.queue.approval_message_get(tap.approval_id)
+    row = await d.sender.store.message_get(tap.approval_id)
     matches = (message is not None and row is not None
                and message.chat_id == d.settings.chat_id == row.chat_id
                and message.message_id == row.message_id and tap.token == row.token)

@@ -9,7 +9,7 @@ from telegram import User
 from telegram.ext import ContextTypes
 
 from bot.telegram.courier import Courier
-from bot.telegram.outbox import OutboxSender
+from bot.telegram.delivery import TelegramChannel
 from bot.telegram.settings import TelegramSettings
 from taskqueue import SignalConfig, TaskQueue
 
@@ -23,7 +23,7 @@ class Deps:
     queue: TaskQueue
     settings: TelegramSettings
     courier: Courier
-    sender: OutboxSender
+    sender: TelegramChannel
     signal_config: SignalConfig | None = None
     revising: dict[tuple[int, int], int] = field(default_factory=dict)
 

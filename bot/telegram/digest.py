@@ -1,15 +1,12 @@
-"""Scheduled messages: the nudge digest and the incident alert; the scheduler calls run_once()."""
+"""The nudge digest: unanswered approvals, oldest first; the scheduler calls run_once()."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
-from telegram.error import TelegramError
-
-from bot.telegram.courier import Courier, describe
-from bot.telegram.views import digest_text, incident_text, recovery_text
-from taskqueue import SignalConfig, TaskQueue, read_signals
+from bot.telegram.courier import Courier
+from bot.telegram.views import digest_text
+from taskqueue import TaskQueue
 
 log = logging.getLogger("signoff.telegram.digest")
 
@@ -32,40 +29,3 @@ class NudgeDigest:
         log.info("nudge digest sent approvals=%d oldest_task=%s", len(waiting),
                  waiting[0].task_id)
         return len(waiting)
-
-
-@dataclass(frozen=True)
-class AlertReport:
-    """What one check found: the signal's state and whether a message went out."""
-
-    firing: bool
-    announced: str | None  # "alert", "recovery" or None
-
-
-class IncidentAlert:
-    """Announces the incident signal once per change; the state lives in Postgres."""
-
-    NAME = "incident"
-
-    def __init__(self, queue: TaskQueue, courier: Courier, chat_id: int,
-                 config: SignalConfig | None = None) -> None:
-        self.queue, self.courier, self.chat_id = queue, courier, chat_id
-        self.config = config
-
-    async def run_once(self) -> AlertReport:
-        """Check the signal; on a change, claim it (one process wins) and announce it."""
-        signal = (await read_signals(self.queue, self.config)).incident
-        if not await self.queue.alert_state_change(self.NAME, signal.firing):
-            return AlertReport(signal.firing, None)
-        text = incident_text(signal) if signal.firing else recovery_text(signal)
-        try:
-            await self.courier.text(self.chat_id, text)
-        except TelegramError as exc:
-            # Put the old state back, so the next check announces the change again.
-            await self.queue.alert_state_change(self.NAME, not signal.firing)
-            log.warning("incident %s not sent; will retry: %s",
-                        "alert" if signal.firing else "recovery", describe(exc))
-            raise
-        kind = "alert" if signal.firing else "recovery"
-        log.info("incident %s sent count=%d threshold=%d", kind, signal.count, signal.threshold)
-        return AlertReport(signal.firing, kind)

@@ -20,6 +20,7 @@ from bot.telegram.courier import describe
 from bot.telegram.decisions import on_note, on_tap
 from bot.telegram.deps import Deps, deps, who
 from bot.telegram.render import escape
+from bot.telegram.store import CHANNEL
 from bot.telegram.views import COMMANDS, HELP, queue_text, signals_text, task_text
 from taskqueue import SignoffError, read_signals
 
@@ -90,7 +91,7 @@ async def pending_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
             await _reply(update, "No approvals are waiting.")
             return
         for approval in waiting:
-            await d.queue.outbox_requeue(approval.id)
+            await d.queue.notification_redeliver(approval.id, CHANNEL)
         await _reply(update, f"Re-sending {len(waiting)} unanswered approval"
                      f"{'s' if len(waiting) != 1 else ''}, oldest first.")
         await d.sender.run_once()

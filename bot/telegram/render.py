@@ -143,8 +143,11 @@ _OUTCOMES = {
 }
 
 
-def outcome(approval: Approval, task_status: str | None = None) -> str:
+def outcome(approval: Approval, task_status: str | None = None,
+            closed_as: str | None = None) -> str:
     """The line that replaces the buttons: the decision, who and when (or the expiry)."""
+    if approval.decision is None and closed_as == "superseded":
+        return "⏹ <b>Superseded</b>: the task asked a newer question (below)."
     if approval.decision is Decision.EXPIRED:
         return f"⌛ <b>Expired</b> at {when(approval.decided_at)}; no decision was made."
     if approval.decision is None:
@@ -157,9 +160,11 @@ def outcome(approval: Approval, task_status: str | None = None) -> str:
     return line
 
 
-def closed_text(approval: Approval, capability: str | None, task_status: str | None) -> str:
+def closed_text(approval: Approval, capability: str | None, task_status: str | None,
+                closed_as: str | None = None) -> str:
     """The message as it reads once settled: its original text and the outcome."""
-    return f"{render_approval(approval, capability).text}\n\n{outcome(approval, task_status)}"
+    return (f"{render_approval(approval, capability).text}\n\n"
+            f"{outcome(approval, task_status, closed_as)}")
 
 
 def caption(text: str) -> str:

@@ -1,15 +1,12 @@
-"""Telegram settings: what the bot needs from the service config's `[telegram]` table
-(parsed and checked by taskqueue.config, TELEGRAM_* variables winning)."""
+"""TelegramSettings: what the bot needs (parsed from `[telegram]` and TELEGRAM_* by
+bot/telegram/config.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from taskqueue import ConfigError
-from taskqueue.config import TelegramConfig, telegram_config
 
 DEFAULT_API_BASE_URL = "https://api.telegram.org"
 DEFAULT_DIGEST_TIMES = ("09:00", "18:00")
@@ -29,6 +26,8 @@ class TelegramSettings:
     chat_id: int | None = None
     allowed_user_ids: frozenset[int] = frozenset()
     api_base_url: str = DEFAULT_API_BASE_URL
+    digest: bool = True
+    digest_max_items: int = 10
     digest_times: tuple[str, ...] = DEFAULT_DIGEST_TIMES
     webhook_url: str | None = None
     webhook_listen: str = DEFAULT_WEBHOOK_LISTEN
@@ -71,26 +70,3 @@ class TelegramSettings:
             raise ConfigError("TELEGRAM_BOT_TOKEN is set but TELEGRAM_ALLOWED_USER_IDS is "
                               "missing: list the Telegram user ids who may decide, comma-separated")
         return self
-
-
-def load(section: Mapping[str, Any] | None, env: Mapping[str, str]) -> TelegramSettings:
-    """Settings from a `[telegram]` table with the environment winning, checked by the
-    service's own config parser (taskqueue.config) and then by `check()`."""
-    return from_config(telegram_config(section, env))
-
-
-def from_config(section: TelegramConfig,
-                digest_times: Iterable[str] | None = None) -> TelegramSettings:
-    """Settings from the service config's parsed `[telegram]`; what the bot needs is there."""
-    return TelegramSettings(
-        token=section.token,
-        chat_id=section.chat_id,
-        allowed_user_ids=frozenset(section.allowed_user_ids),
-        api_base_url=(section.api_base_url or DEFAULT_API_BASE_URL).rstrip("/"),
-        digest_times=tuple(digest_times if digest_times is not None else section.digest_times),
-        webhook_url=section.webhook_url,
-        webhook_listen=section.webhook_listen,
-        webhook_port=section.webhook_port,
-        webhook_path=section.webhook_path,
-        webhook_secret=section.webhook_secret,
-    ).check()

@@ -111,6 +111,20 @@ def digest_text(open_approvals: Sequence[Approval], now: datetime | None = None,
     return "\n".join(lines)
 
 
+def alert_text(body: dict[str, Any]) -> str:
+    """An alert notification (a signal changed state), as a message."""
+    try:
+        sig = Signal(name=str(body["name"]), firing=bool(body["firing"]),
+                     count=int(body["count"]), threshold=int(body["threshold"]),
+                     age_hours=float(body["age_hours"]),
+                     oldest_age_hours=float(body["oldest_age_hours"]),
+                     owner=str(body["owner"]), meaning=str(body["meaning"]))
+    except (KeyError, TypeError, ValueError):
+        state = "firing" if body.get("firing") else "ok"
+        return f"🚨 <b>Alert</b> {escape(body.get('name', '?'))}: {state}"
+    return incident_text(sig) if sig.firing else recovery_text(sig)
+
+
 def incident_text(sig: Signal) -> str:
     """The alert when the incident signal starts firing."""
     return (f"🚨 <b>Incident</b>: {sig.count} {escape(sig.meaning)} (threshold "

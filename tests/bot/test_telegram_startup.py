@@ -11,7 +11,7 @@ import pytest
 from bot.telegram.app import telegram_bot
 from bot.telegram.settings import TelegramSettings, from_config, load
 from taskqueue import ConfigError, TaskQueue
-from taskqueue.config import load_config
+from taskqueue.config.settings import load_config
 from tests.bot.conftest import make_bot, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram
 

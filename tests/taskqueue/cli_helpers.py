@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from taskqueue.cli import main
+from taskqueue.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

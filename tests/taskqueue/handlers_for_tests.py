@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue import Done, Park, Release, Task, TaskContext, TaskQueue
-from taskqueue.handler import Outcome
-from taskqueue.producer import ProducerContext
+from taskqueue.runtime.handler import Outcome
+from taskqueue.runtime.producer import ProducerContext
 
 # In-process tests read what handlers saw here.
 SEEN: list[tuple[str, int, Any]] = []

@@ -9,11 +9,13 @@ import pytest
 from taskqueue import (
     AlreadyDecided,
     ApprovalExpired,
+    ApprovalNotFound,
     AttachmentTooLarge,
     BadInput,
     Conflict,
     Decision,
     NewAttachment,
+    NotFound,
     Reaper,
     Status,
     TaskNotFound,
@@ -224,11 +226,11 @@ async def test_deciding_a_task_without_an_approval_is_a_conflict(queue: TaskQueu
         await queue.approval_decide_for_task(task_id, Decision.APPROVED, "alice")
     with pytest.raises(TaskNotFound):
         await queue.approval_decide_for_task(999_999, Decision.APPROVED, "alice")
-    with pytest.raises(BadInput, match="no such approval"):
+    with pytest.raises(ApprovalNotFound, match="no such approval"):
         await queue.approval_decide(999_999, Decision.APPROVED, "alice")
-    with pytest.raises(BadInput, match="no such approval"):
+    with pytest.raises(ApprovalNotFound, match="no such approval"):
         await queue.approval_get(999_999)
-    with pytest.raises(BadInput, match="no such attachment"):
+    with pytest.raises(NotFound, match="no such attachment"):
         await queue.attachment_get(999_999)
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from taskqueue import ConfigError, TaskQueue, load_config
-from taskqueue.cli import build_parser, main
-from taskqueue.cli_worker import _capability_run, _worker_config
+from taskqueue.cli.main import build_parser, main
+from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
 
 H = "tests.taskqueue.handlers_for_tests"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from taskqueue import ConfigError, TaskQueue, apply_capabilities, load_config
-from taskqueue.config_check import key_lines
+from taskqueue.config.checker import key_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 H = "tests.taskqueue.handlers_for_tests"
@@ -158,7 +158,7 @@ def test_key_lines_follow_tables_arrays_and_dotted_keys() -> None:
 
 def test_publish_path_exposes_the_config_file_to_handlers(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from taskqueue.config import publish_path
+    from taskqueue.config.settings import publish_path
 
     monkeypatch.delenv("SIGNOFF_CONFIG", raising=False)
     publish_path(load_config(None, env={}))

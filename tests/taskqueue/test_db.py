@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from taskqueue import DatabaseUnavailable, TaskQueue
-from taskqueue.db import check_reachable, describe, resolve_dsn
-from taskqueue.migrate import migrate
+from taskqueue.store.db import check_reachable, describe, resolve_dsn
+from taskqueue.store.migrate import migrate
 
 
 def test_resolve_dsn_uses_database_url_when_set(monkeypatch: pytest.MonkeyPatch) -> None:

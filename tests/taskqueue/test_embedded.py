@@ -8,9 +8,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskqueue import TaskQueue, embedded
-from taskqueue.db import resolve_dsn
-from taskqueue.migrate import discover, migrate
+from taskqueue import TaskQueue
+from taskqueue.store import embedded
+from taskqueue.store.db import resolve_dsn
+from taskqueue.store.migrate import discover, migrate
 
 
 @pytest.mark.slow

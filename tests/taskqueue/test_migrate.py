@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from taskqueue import MigrationError, Status, TaskQueue
-from taskqueue.migrate import discover, migrate, migrations_dir
+from taskqueue.store.migrate import discover, migrate, migrations_dir
 
 from .factories import sync_rows
 

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from taskqueue import Decision, Status, TaskQueue
-from taskqueue.rows import sniff_content_type
+from taskqueue.store.rows import sniff_content_type
 
 from .factories import PDF, PNG, parked
 

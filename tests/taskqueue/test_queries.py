@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import taskqueue
-from taskqueue.queries import load, parse
+from taskqueue.store.queries import load, parse
 
 
 def test_parse_splits_named_blocks_and_drops_trailing_comments() -> None:

@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 
 from taskqueue import Conflict, Decision, Reaper, Status, TaskQueue
-from taskqueue.states import (
+from taskqueue.store.states import (
     CLAIMABLE,
     FINISHED,
     RETRYABLE,

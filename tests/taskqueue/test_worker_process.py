@@ -169,7 +169,7 @@ def _restart_server(folder: Path) -> None:
 async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
         data_folder: Path, tmp_path: Path) -> None:
     from taskqueue import embedded
-    from taskqueue.migrate import migrate
+    from taskqueue.store.migrate import migrate
 
     uri = await asyncio.to_thread(embedded.start, data_folder)
     await migrate(uri)

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from taskqueue import Decision, Reaper, Status, TaskQueue
-from taskqueue.runner import Stopping, claim_one, run_slice
+from taskqueue.runtime.runner import Stopping, claim_one, run_slice
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.worker_helpers import events, run_of, running_pool, wait_for, wait_status
 

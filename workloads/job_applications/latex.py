@@ -7,6 +7,7 @@ import io
 import tempfile
 from dataclasses import dataclass
 from datetime import date
+from importlib import resources
 from pathlib import Path
 
 import jinja2
@@ -30,7 +31,7 @@ __all__ = [
     "render_cv",
 ]
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "templates" / "latex"
+TEMPLATE_DIR = Path(str(resources.files(__package__).joinpath("templates")))
 CV_MAX_PAGES = 2
 COMPILE_TIMEOUT = 60.0  # seconds; a normal CV takes well under one
 LOG_TAIL_LINES = 60

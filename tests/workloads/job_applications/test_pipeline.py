@@ -6,7 +6,7 @@ import pytest
 from playwright.async_api import Browser
 
 from taskqueue import Reaper, Status, TaskQueue
-from taskqueue.stats import read_stats
+from taskqueue.maintenance.stats import read_stats
 from workloads.job_applications.handler import make_handler
 from workloads.job_applications.producer import scrape
 from workloads.job_applications.profile import Profile

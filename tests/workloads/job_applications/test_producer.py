@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from taskqueue import ProducerJob, Status, TaskQueue
-from taskqueue.cli import main
+from taskqueue.cli.main import main
 from workloads.job_applications.boards import BoardConfig
 from workloads.job_applications.producer import nightly_scrape, scrape
 from workloads.job_applications.profile import Profile

@@ -1,0 +1,273 @@
+"""The Telegram channel of the notification outbox: delivers what the queue owes people.
+
+`run_once()` claims the channel's owed notifications (SKIP LOCKED, a short claim lease a
+background heartbeat renews while it works, so a sender killed with kill -9 leaves its
+rows owed again within one lease) and delivers each by kind: a question as a message with
+Approve / Revise / Skip buttons (its evidence as replies), a closing as an edit showing the
+outcome without buttons, an alert or a free-form message as text. A failed row backs off
+on its own (doubling, capped) and the loop wakes when the earliest row is due again.
+
+The one window left: Telegram accepted a request's message and the process died before
+its ids were stored. That message is then sent again (never lost); once the ids are
+stored, a crash before the delivery is marked no longer repeats it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import RetryAfter, TelegramError
+
+from bot.telegram.callback import encode
+from bot.telegram.courier import Courier, describe, seconds
+from bot.telegram.markup import sanitize
+from bot.telegram.render import closed_text, escape, render_approval
+from bot.telegram.store import CHANNEL, MessageStore
+from bot.telegram.views import alert_text
+from taskqueue import (
+    NOTIFICATIONS_CHANNEL,
+    Approval,
+    Listener,
+    Notification,
+    TaskQueue,
+    default_worker_name,
+)
+
+log = logging.getLogger("signoff.telegram.delivery")
+
+# Defaults: rows claimed per run; the claim lease (renewed every third of it while the
+# sender works); the per-row backoff after a failed delivery (doubling per attempt up to
+# the cap, so an outage is retried at least once a minute); and the polling fallback when
+# no NOTIFY arrives.
+BATCH = 10
+LEASE_SECONDS = 15.0
+RETRY_BASE_SECONDS = 2.0
+RETRY_MAX_SECONDS = 60.0
+POLL_SECONDS = 30.0
+SKIPPED: dict[str, Any] = {"skipped": True}
+
+
+@dataclass(frozen=True)
+class DeliveryReport:
+    """What one run did."""
+
+    sent: int = 0
+    closed: int = 0
+    failed: int = 0
+
+
+def sender_name() -> str:
+    """A name unique to this process, recorded as the claimer."""
+    return f"telegram@{default_worker_name()}:{uuid.uuid4().hex[:6]}"
+
+
+def message_text(body: dict[str, object]) -> str:
+    """A free-form message: its HTML cut down to Telegram's tags, else its escaped text."""
+    html = body.get("html")
+    if isinstance(html, str) and html.strip():
+        return sanitize(html)
+    return f"<b>{escape(body.get('subject', ''))}</b>\n{escape(body.get('text', ''))}"
+
+
+def buttons(approval_id: int, token: str) -> InlineKeyboardMarkup:
+    """Approve / Revise / Skip, each carrying the approval id and the message's token."""
+    return InlineKeyboardMarkup([[
+        InlineKeyboardButton("✅ Approve", callback_data=encode(approval_id, "a", token)),
+        InlineKeyboardButton("📝 Revise", callback_data=encode(approval_id, "r", token)),
+        InlineKeyboardButton("⏭ Skip", callback_data=encode(approval_id, "s", token)),
+    ]])
+
+
+class TelegramChannel:
+    """Run `run_once()` directly in tests; `run()` loops on NOTIFY, the next due row, or
+    polling as the fallback."""
+
+    def __init__(self, queue: TaskQueue, courier: Courier, chat_id: int, *,
+                 name: str | None = None, batch: int = BATCH, lease: float = LEASE_SECONDS,
+                 retry_base: float = RETRY_BASE_SECONDS, retry_max: float = RETRY_MAX_SECONDS,
+                 poll: float = POLL_SECONDS) -> None:
+        self.queue, self.courier, self.chat_id = queue, courier, chat_id
+        self.store = MessageStore(queue)
+        self.name = name or sender_name()
+        self.batch, self.lease, self.poll = batch, lease, poll
+        self.retry_base, self.retry_max = retry_base, retry_max
+        self._wake = asyncio.Event()
+        self._failing = False
+        self._lock = asyncio.Lock()
+
+    async def register(self) -> int:
+        """Make this channel owed every later notification (and every open question)."""
+        return await self.queue.notification_channel_register(CHANNEL)
+
+    async def run_once(self, approval_id: int | None = None) -> DeliveryReport:
+        """Deliver owed notifications (or only those of one approval) until none is due."""
+        sent = closed = failed = 0
+        async with self._lock, self._renewing():
+            while True:
+                # While Telegram fails, one row at a time probes it; the rest wait their turn.
+                limit = 1 if self._failing else self.batch
+                rows = await self.queue.notification_claim(
+                    CHANNEL, self.name, limit=limit, lease=self.lease, approval_id=approval_id)
+                done = await self._deliver_batch(rows)
+                sent += sum(1 for r in rows[:done] if r.kind != "approval_closed")
+                closed += sum(1 for r in rows[:done] if r.kind == "approval_closed")
+                failed += done < len(rows)
+                if not rows or self._failing:
+                    break
+        if sent or closed or failed:
+            log.info("delivery ran sent=%d closed=%d failed=%d", sent, closed, failed)
+        return DeliveryReport(sent, closed, failed)
+
+    async def close(self, approval_id: int) -> bool:
+        """Show one settled approval's outcome now (after a tap), unless another did."""
+        return (await self.run_once(approval_id)).closed > 0
+
+    def wake(self, channel: str = "", payload: str | None = None) -> None:
+        """Ask the loop for a run (called on NOTIFY)."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Until cancelled: deliver on every NOTIFY, when the next row is due, or every
+        `poll` seconds."""
+        await self.register()
+        dsn = self.queue.pool.conninfo
+        assert isinstance(dsn, str)
+        listener = Listener(dsn, [NOTIFICATIONS_CHANNEL], self.wake)
+        listening = asyncio.create_task(listener.run(), name="signoff-telegram-listener")
+        try:
+            while True:
+                wait = self.poll
+                try:
+                    await self.run_once()
+                    due = await self.queue.notification_next_due(CHANNEL)
+                    wait = self.poll if due is None else min(self.poll, max(0.05, due))
+                except Exception:
+                    log.exception("delivery run failed; trying again in %.0fs", self.poll)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
+                self._wake.clear()
+        finally:
+            listening.cancel()
+            await asyncio.gather(listening, return_exceptions=True)
+
+    @contextlib.asynccontextmanager
+    async def _renewing(self) -> AsyncIterator[None]:
+        """Renew this sender's claims every third of a lease while it works."""
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.lease / 3)
+                with contextlib.suppress(Exception):
+                    await self.queue.notification_renew(CHANNEL, self.name, lease=self.lease)
+
+        task = asyncio.create_task(beat(), name="signoff-telegram-renew")
+        try:
+            yield
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _deliver_batch(self, rows: list[Notification]) -> int:
+        """Deliver claimed rows in order; after a failure, give the untried ones back."""
+        for done, row in enumerate(rows):
+            try:
+                receipt = await self._deliver(row)
+            except TelegramError as exc:
+                await self._failed(row, exc)
+                for rest in rows[done + 1:]:
+                    await self.queue.notification_release(
+                        rest.id, CHANNEL, self.name, "not tried: Telegram is failing",
+                        self.retry_base, attempted=False)
+                return done
+            if not await self.queue.notification_mark_delivered(row.id, CHANNEL, self.name,
+                                                                receipt):
+                log.warning("delivery claim lost notification=%s task=%s", row.id, row.task_id)
+            await self._recovered()
+        return len(rows)
+
+    async def _deliver(self, row: Notification) -> dict[str, Any]:
+        if row.kind == "approval_request":
+            return await self._request(row)
+        if row.kind == "approval_closed":
+            return await self._closing(row)
+        text = alert_text(row.body) if row.kind == "alert" else message_text(row.body)
+        message = await self.courier.text(self.chat_id, text)
+        log.info("notification sent kind=%s notification=%s task=%s message=%s", row.kind,
+                 row.id, row.task_id, message.message_id)
+        return {"chat_id": self.chat_id, "message_id": message.message_id}
+
+    async def _request(self, row: Notification) -> dict[str, Any]:
+        assert row.approval_id is not None
+        shown = await self.store.message_get(row.approval_id)
+        if row.settled or (shown is not None and not row.redelivery):
+            # Settled before it went out (its closing follows), or sent and stored just
+            # before a crash: either way there is nothing to send.
+            return SKIPPED
+        approval = await self.queue.approval_get(row.approval_id)
+        task = await self.queue.task_get(approval.task_id)
+        rendered = render_approval(approval, task.capability)
+        token = secrets.token_hex(5)
+        message = await self.courier.text(self.chat_id, rendered.text,
+                                          markup=buttons(approval.id, token))
+        old = await self.store.message_save(approval.id, token, self.chat_id, message.message_id)
+        log.info("approval sent task=%s approval=%s chat=%s message=%s", approval.task_id,
+                 approval.id, self.chat_id, message.message_id)
+        await self._evidence(approval, rendered.document, message.message_id)
+        if old is not None:
+            await self._quietly(self.courier.edit(old.chat_id, old.message_id,
+                                                  "↪️ Re-sent below."))
+        return {"chat_id": self.chat_id, "message_id": message.message_id}
+
+    async def _evidence(self, approval: Approval, document: bytes | None, reply_to: int) -> None:
+        """The attachments, as replies to the request; best effort, never re-sent."""
+        if document is not None:
+            await self._quietly(self.courier.document(
+                self.chat_id, document, f"task-{approval.task_id}-request.txt",
+                f"The full request of task {approval.task_id}", reply_to=reply_to))
+        for meta in approval.attachments:
+            item = await self.queue.attachment_get(meta.id)
+            await self._quietly(self.courier.attachment(self.chat_id, item, reply_to=reply_to))
+
+    async def _closing(self, row: Notification) -> dict[str, Any]:
+        assert row.approval_id is not None
+        shown = await self.store.message_get(row.approval_id)
+        if shown is None or shown.closed_at is not None:
+            return SKIPPED
+        approval = await self.queue.approval_get(row.approval_id)
+        task = await self.queue.task_get(approval.task_id)
+        await self.courier.edit(shown.chat_id, shown.message_id,
+                                closed_text(approval, task.capability, task.status,
+                                            row.body.get("outcome")))
+        await self.store.message_close(row.approval_id)
+        log.info("approval message closed task=%s approval=%s outcome=%s", approval.task_id,
+                 approval.id, row.body.get("outcome"))
+        return {"chat_id": shown.chat_id, "message_id": shown.message_id}
+
+    async def _failed(self, row: Notification, exc: TelegramError) -> None:
+        delay = min(self.retry_max, self.retry_base * 2 ** row.attempts)
+        if isinstance(exc, RetryAfter):  # flood control asked for longer than we wait inline
+            delay = max(delay, seconds(exc.retry_after))
+        self._failing = True
+        await self.queue.notification_release(row.id, CHANNEL, self.name, describe(exc), delay)
+        log.warning("telegram delivery failed notification=%s kind=%s attempt=%d "
+                    "retry_in=%.0fs: %s", row.id, row.kind, row.attempts + 1, delay,
+                    describe(exc))
+
+    async def _recovered(self) -> None:
+        if self._failing:
+            self._failing = False
+            await self.queue.notification_wake(CHANNEL)
+            log.info("telegram reachable again; delivering what was owed")
+
+    async def _quietly(self, call: Awaitable[object]) -> None:
+        try:
+            await call
+        except TelegramError as exc:
+            log.warning("telegram evidence or cleanup failed: %s", describe(exc))

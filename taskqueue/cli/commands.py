@@ -1,0 +1,270 @@
+"""What each `signoff` command does: validate input first, then one call to the queue."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from taskqueue.cli import output as out
+from taskqueue.errors import BadInput, MigrationError, NothingToClaim
+from taskqueue.maintenance.reaper import Reaper, ReaperConfig
+from taskqueue.maintenance.signals import read_signals
+from taskqueue.store.checks import check_json
+from taskqueue.store.client import NewTask, TaskQueue
+from taskqueue.store.db import describe, resolve_dsn
+from taskqueue.store.migrate import migrate
+from taskqueue.store.models import NewAttachment
+
+UNSET: Any = object()
+
+
+def parse_json(text: str | None, what: str, *, obj: bool = True) -> Any:
+    """Parse a JSON option; BadInput names the option."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{what} is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    if obj and not isinstance(value, dict):
+        raise BadInput(f"{what} must be a JSON object")
+    check_json(value, what)
+    return value
+
+
+def read_jsonl(source: str) -> list[dict[str, Any]]:
+    """One JSON object per non-blank line; BadInput names the first bad line."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8")
+    except OSError as exc:
+        raise BadInput(f"cannot read {source}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{source} is not UTF-8 text") from None
+    payloads = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            payloads.append(parse_json(line, f"line {number}"))
+    if not payloads:
+        raise BadInput(f"{source} holds no payloads")
+    return payloads
+
+
+def read_attachments(paths: list[str]) -> list[NewAttachment]:
+    files = []
+    for name in paths:
+        try:
+            files.append(NewAttachment(Path(name).name, Path(name).read_bytes()))
+        except OSError as exc:
+            raise BadInput(f"cannot read attachment {name}: {exc.strerror}") from None
+    return files
+
+
+async def ready_dsn() -> str:
+    """The database to use. The embedded server is migrated on first use, so any command
+    works on a fresh one; a DATABASE_URL is migrated only by `signoff migrate`."""
+    dsn = resolve_dsn()
+    if not os.environ.get("DATABASE_URL"):
+        await migrate(dsn)
+    return dsn
+
+
+@asynccontextmanager
+async def open_queue(max_size: int = 1) -> AsyncIterator[TaskQueue]:
+    dsn = await ready_dsn()
+    try:
+        async with TaskQueue.connect(dsn, min_size=1, max_size=max_size) as queue:
+            yield queue
+    except psycopg.errors.UndefinedTable:
+        raise MigrationError(f"the database at {describe(dsn)} has no Signoff tables yet: "
+                             "run `signoff migrate` first") from None
+
+
+async def migrate_cmd(args: Any) -> int:
+    applied = await migrate(resolve_dsn())
+    print("applied " + ", ".join(applied) if applied else "up to date")
+    return 0
+
+
+async def enqueue_cmd(args: Any) -> int:
+    if args.from_jsonl and args.payload:
+        raise BadInput("give --payload or --from-jsonl, not both")
+    if args.from_jsonl and args.dedupe_key:
+        raise BadInput("--dedupe-key names one task; it cannot apply to a batch")
+    if args.max_attempts is not None and args.max_attempts < 1:
+        raise BadInput("--max-attempts must be at least 1")
+    payloads = (read_jsonl(args.from_jsonl) if args.from_jsonl
+                else [parse_json(args.payload, "--payload") or {}])
+    items = [NewTask(p, args.priority, args.dedupe_key, args.delay, args.max_attempts)
+             for p in payloads]
+    async with open_queue() as queue:
+        done = await queue.task_enqueue_many(args.capability, items, actor="cli")
+    for item in done:
+        print(item.id)
+    return 0
+
+
+async def claim_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        task = await queue.task_claim(args.capability, args.worker, lease=args.lease)
+    if task is None:
+        raise NothingToClaim(f"nothing to claim for {args.capability}")
+    out.print_json(task.to_json())
+    return 0
+
+
+async def heartbeat_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        task = await queue.task_heartbeat(args.id, args.worker, claim=args.claim,
+                                          lease=args.lease)
+    out.task_line(task, args.json, f"lease extended to {out.when(task.lease_expires_at)}")
+    return 0
+
+
+async def release_cmd(args: Any) -> int:
+    state = parse_json(args.state, "--state")
+    async with open_queue() as queue:
+        task = await queue.task_release(args.id, args.worker, claim=args.claim, state=state,
+                                        delay=args.delay)
+    out.task_line(task, args.json, f"released, claimable from {out.when(task.run_after)}")
+    return 0
+
+
+async def park_cmd(args: Any) -> int:
+    request = parse_json(args.request, "--request")
+    files = read_attachments(args.attach)
+    async with open_queue() as queue:
+        approval = await queue.task_park(args.id, args.worker, args.question, claim=args.claim,
+                                         request=request, attachments=files,
+                                         expires_in=args.expires_in)
+    if args.json:
+        out.print_json(approval.to_json())
+    else:
+        print(f"task {args.id} parked: {approval.question} "
+              f"(expires {out.when(approval.expires_at)})")
+    print(approval.id)
+    return 0
+
+
+async def complete_cmd(args: Any) -> int:
+    result = parse_json(args.result, "--result", obj=False)
+    async with open_queue() as queue:
+        task = await queue.task_complete(args.id, args.worker, claim=args.claim, result=result)
+    out.task_line(task, args.json, "result stored")
+    return 0
+
+
+async def fail_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        task = await queue.task_fail(args.id, args.worker, args.error, claim=args.claim,
+                                     retry=not args.no_retry)
+    detail = (f"attempt {task.attempts} of {task.max_attempts} failed; retry at "
+              f"{out.when(task.run_after)}" if task.status == "pending"
+              else f"failed after {task.attempts} attempt(s): {task.last_error}")
+    out.task_line(task, args.json, detail)
+    return 0
+
+
+async def decide_cmd(args: Any) -> int:
+    decision = {"approve": "approved", "skip": "skipped", "revise": "revised"}[args.decision]
+    async with open_queue() as queue:
+        approval = await queue.approval_decide_for_task(args.id, decision, args.by, args.note)
+    if args.json:
+        out.print_json(approval.to_json())
+    else:
+        print(f"task {args.id}: approval {approval.id} {decision} by {approval.decided_by}")
+    return 0
+
+
+async def retry_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        task = await queue.task_retry(args.id, actor=args.by or "cli")
+    out.task_line(task, args.json, "back to pending, attempts reset")
+    return 0
+
+
+async def cancel_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        task = await queue.task_cancel(args.id, actor=args.by or "cli")
+    out.task_line(task, args.json, "cancelled")
+    return 0
+
+
+async def reap_cmd(args: Any) -> int:
+    config = ReaperConfig(orphan_after=args.orphan_after) if args.orphan_after else None
+    async with open_queue() as queue:
+        report = await Reaper(queue, config).run_once()
+    if args.json:
+        out.print_json(report.to_json())
+    else:
+        print(f"reaper ran at {out.when(report.at)}: {report.summary()}")
+    return 0
+
+
+async def signals_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        signals = await read_signals(queue)
+    if args.json:
+        out.print_json(signals.to_json())
+    else:
+        out.print_signals(signals)
+    return 0
+
+
+async def ls_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        tasks = await queue.task_list(status=args.status, capability=args.capability,
+                                      limit=args.limit)
+    if args.json:
+        out.print_json([t.to_json() for t in tasks])
+    else:
+        out.print_task_table(tasks)
+    return 0
+
+
+async def show_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        detail = await queue.task_detail(args.id)
+    if args.json:
+        out.print_json(detail.to_json())
+    else:
+        out.print_detail(detail)
+    return 0
+
+
+_CAP_OPTIONS = {
+    "max_running": "max_running", "max_parked": "max_parked", "daily_new": "daily_new",
+    "timezone": "day_timezone", "lease": "lease_seconds",
+    "approval_ttl": "approval_ttl_seconds", "max_attempts": "max_attempts",
+    "retry_base": "retry_base_seconds",
+}
+
+
+async def caps_set_cmd(args: Any) -> int:
+    changes = {column: getattr(args, option) for option, column in _CAP_OPTIONS.items()
+               if getattr(args, option) is not UNSET}
+    if not changes:
+        raise BadInput("nothing to set: give at least one option, e.g. --max-running 2")
+    async with open_queue() as queue:
+        cap = await queue.capability_set(args.capability, **changes)
+    if args.json:
+        out.print_json(cap.to_json())
+    else:
+        out.print_caps([cap])
+    return 0
+
+
+async def caps_ls_cmd(args: Any) -> int:
+    async with open_queue() as queue:
+        caps = await queue.capability_list()
+    if args.json:
+        out.print_json([c.to_json() for c in caps])
+    else:
+        out.print_caps(caps)
+    return 0

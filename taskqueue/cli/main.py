@@ -1,0 +1,169 @@
+"""The `signoff` command line: argument parsing, dispatch, and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn, cast
+
+from taskqueue.cli import commands as cmd
+from taskqueue.cli import embedded, produce, stats
+from taskqueue.cli import worker as cli_worker
+from taskqueue.cli.arguments import cap_value, non_negative, positive
+from taskqueue.errors import one_line, run_main
+
+EXIT_USAGE = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors are one line naming the problem and where help is, then exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"signoff: error: {one_line(Exception(message))} "
+                              f"(see '{self.prog} --help')\n")
+
+
+def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("migrate", help="apply pending migrations")
+    p.set_defaults(func=cmd.migrate_cmd)
+
+    p = sub.add_parser("enqueue", help="add a task (or a JSONL batch)")
+    p.add_argument("capability")
+    p.add_argument("--payload", help="a JSON object (default {})")
+    p.add_argument("--from-jsonl", metavar="FILE", help="one payload per line; - for stdin")
+    p.add_argument("--priority", type=int, default=0)
+    p.add_argument("--dedupe-key")
+    p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS")
+    p.add_argument("--max-attempts", type=int)
+    p.set_defaults(func=cmd.enqueue_cmd)
+
+
+def _add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("claim", help="claim the next task of a capability (prints JSON)")
+    p.add_argument("capability")
+    p.add_argument("--worker", required=True)
+    p.add_argument("--lease", type=positive, metavar="SECONDS")
+    p.set_defaults(func=cmd.claim_cmd)
+
+    def fenced(name: str, help_: str) -> argparse.ArgumentParser:
+        q = sub.add_parser(name, help=help_)
+        q.add_argument("id", type=int)
+        q.add_argument("--worker", required=True)
+        q.add_argument("--claim", metavar="TOKEN", help="fence on this claim token too")
+        q.add_argument("--json", action="store_true")
+        return q
+
+    p = fenced("heartbeat", "extend the lease of a task you hold")
+    p.add_argument("--lease", type=positive, metavar="SECONDS")
+    p.set_defaults(func=cmd.heartbeat_cmd)
+    p = fenced("release", "put a task you hold back to pending")
+    p.add_argument("--state", help="a JSON object replacing the task's state")
+    p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS")
+    p.set_defaults(func=cmd.release_cmd)
+    p = fenced("park", "stop a task you hold at a question for a person")
+    p.add_argument("--question", required=True)
+    p.add_argument("--request", help="a JSON object describing what is asked")
+    p.add_argument("--attach", action="append", default=[], metavar="FILE")
+    p.add_argument("--expires-in", type=positive, metavar="SECONDS")
+    p.set_defaults(func=cmd.park_cmd)
+    p = fenced("complete", "finish a task you hold")
+    p.add_argument("--result", help="a JSON value")
+    p.set_defaults(func=cmd.complete_cmd)
+    p = fenced("fail", "record a failure of a task you hold")
+    p.add_argument("--error", required=True)
+    p.add_argument("--no-retry", action="store_true")
+    p.set_defaults(func=cmd.fail_cmd)
+
+
+def _add_people_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, note_required in (("approve", False), ("skip", False), ("revise", True)):
+        p = sub.add_parser(name, help=f"{name} a parked task's open approval")
+        p.add_argument("id", type=int, help="the task's id")
+        p.add_argument("--by", required=True, help="who decides")
+        p.add_argument("--note", required=note_required)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=cmd.decide_cmd, decision=name)
+
+    for name, func in (("retry", cmd.retry_cmd), ("cancel", cmd.cancel_cmd)):
+        p = sub.add_parser(name, help=f"{name} a task")
+        p.add_argument("id", type=int)
+        p.add_argument("--by", help="who asks (recorded in the task's events)")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+
+
+def _add_reading_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("reap", help="run the reaper once")
+    p.add_argument("--orphan-after", type=positive, metavar="SECONDS")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd.reap_cmd)
+
+    p = sub.add_parser("signals", help="health signals: incident, nudge and more")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd.signals_cmd)
+
+    p = sub.add_parser("ls", help="list tasks")
+    p.add_argument("--status")
+    p.add_argument("--capability")
+    p.add_argument("--limit", type=int, default=1000)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd.ls_cmd)
+
+    p = sub.add_parser("show", help="a task with its approvals and events")
+    p.add_argument("id", type=int)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd.show_cmd)
+
+
+def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    caps = sub.add_parser("caps", help="per-capability caps and settings")
+    caps_sub = caps.add_subparsers(dest="caps_command", required=True)
+    p = caps_sub.add_parser("set", help="change a capability's settings")
+    p.add_argument("capability")
+    p.add_argument("--max-running", type=cap_value, default=cmd.UNSET)
+    p.add_argument("--max-parked", type=cap_value, default=cmd.UNSET)
+    p.add_argument("--daily-new", type=cap_value, default=cmd.UNSET)
+    p.add_argument("--timezone", default=cmd.UNSET, help="daily_new's day boundary (e.g. UTC)")
+    p.add_argument("--lease", type=int, default=cmd.UNSET, metavar="SECONDS")
+    p.add_argument("--approval-ttl", type=int, default=cmd.UNSET, metavar="SECONDS")
+    p.add_argument("--max-attempts", type=int, default=cmd.UNSET)
+    p.add_argument("--retry-base", type=int, default=cmd.UNSET, metavar="SECONDS")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd.caps_set_cmd)
+    p = caps_sub.add_parser("ls", help="list capabilities' settings")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd.caps_ls_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="signoff", description="A durable PostgreSQL task queue that stops for sign-off.")
+    parser.add_argument("-v", "--verbose", action="count", default=0)
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND"))
+    for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
+                _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
+                stats.add_parser, produce.add_parser, embedded.add_parser):
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns (and exits with) its documented exit code."""
+    args = build_parser().parse_args(argv)
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    code = _run(args)
+    sys.stdout.flush()
+    return code
+
+
+def _run(args: Any) -> int:
+    return run_main(lambda: int(asyncio.run(args.func(args))))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

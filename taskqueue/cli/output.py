@@ -1,0 +1,160 @@
+"""How the CLI prints: JSON documents, and plain-text tables for people.
+
+Nothing read from the database reaches the terminal raw: text goes through `safe()`, which
+shows control characters (newlines, escape sequences, bidi overrides) as escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from datetime import UTC, datetime
+from typing import Any
+
+from taskqueue.maintenance.signals import Signal, Signals
+from taskqueue.store.models import Capability, Task, TaskDetail
+
+# C1 controls and DEL pass json.dumps raw with ensure_ascii=False; CSI (\x9b) alone can
+# drive some terminals. Bidi overrides reorder what a reader sees.
+_JSON_UNSAFE = re.compile("[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BIDI = {"\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
+
+
+def print_json(doc: Any) -> None:
+    text = json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+    print(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+def safe(value: object) -> str:
+    """Text for a terminal: control and bidi characters shown as escapes, never raw."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if (ch.isprintable() and ch not in _BIDI)
+                   or (ch == " ") else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if ch in named:
+        return named[ch]
+    code = ord(ch)
+    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch in _BIDI:
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return ch
+
+
+def when(value: datetime | None) -> str:
+    if value is None:
+        return "-"
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def age(value: datetime | None) -> str:
+    if value is None:
+        return "-"
+    seconds = max(0, int((datetime.now(UTC) - value).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
+def task_line(task: Task, as_json: bool, detail: str) -> None:
+    if as_json:
+        print_json(task.to_json())
+    else:
+        print(f"task {task.id} {task.status}: {detail}")
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _short(text: str | None, width: int = 50) -> str:
+    if not text:
+        return ""
+    line = text.splitlines()[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def print_task_table(tasks: list[Task]) -> None:
+    if not tasks:
+        print("no tasks")
+        return
+    _table(["ID", "CAPABILITY", "STATUS", "PRI", "TRIES", "WORKER", "AGE", "LAST ERROR"],
+           [[str(t.id), safe(t.capability), t.status.value, str(t.priority),
+             f"{t.attempts}/{t.max_attempts}", safe(t.worker or ""), age(t.created_at),
+             safe(_short(t.last_error))] for t in tasks])
+
+
+def print_detail(detail: TaskDetail) -> None:
+    t = detail.task
+    fields = [("id", t.id), ("capability", t.capability), ("status", t.status.value),
+              ("priority", t.priority), ("attempts", f"{t.attempts}/{t.max_attempts}"),
+              ("worker", t.worker or "-"), ("lease until", when(t.lease_expires_at)),
+              ("run after", when(t.run_after)), ("created", when(t.created_at)),
+              ("updated", when(t.updated_at)), ("dedupe key", t.dedupe_key or "-"),
+              ("last error", t.last_error or "-"),
+              ("payload", json.dumps(t.payload, ensure_ascii=False)),
+              ("state", json.dumps(t.state, ensure_ascii=False)),
+              ("result", json.dumps(t.result, ensure_ascii=False))]
+    for name, value in fields:
+        print(f"{name + ':':<13}{safe(value)}")
+    for a in detail.approvals:
+        decided = (f"{a.decision.value} by {safe(a.decided_by or '-')} at {when(a.decided_at)}"
+                   if a.decision else f"open, expires {when(a.expires_at)}")
+        print(f"\napproval {a.id}: {safe(a.question)}\n  {decided}")
+        if a.note:
+            print(f"  note: {safe(a.note)}")
+        for f in a.attachments:
+            print(f"  attachment {f.id}: {safe(f.filename)} ({safe(f.content_type)}, "
+                  f"{f.size_bytes} bytes)")
+    print("\nevents:")
+    for e in detail.events:
+        moved = (f"{safe(e.detail.get('from', ''))}→{safe(e.detail.get('to', ''))}"
+                 if "to" in e.detail else "")
+        print(f"  {when(e.at)}  {safe(e.kind):<12} {moved:<26} {safe(e.actor or '')}")
+
+
+def _signal_line(s: Signal) -> str:
+    state = "FIRING" if s.firing else "ok"
+    return (f"{s.name:<9}{state:<8}{s.count} > {s.threshold}? ({s.meaning}; "
+            f"oldest {s.oldest_age_hours:.1f} h; whose move: {s.owner})")
+
+
+def print_signals(signals: Signals) -> None:
+    print(_signal_line(signals.incident))
+    print(_signal_line(signals.nudge))
+    print(f"open approvals: {signals.open_approvals}")
+    print(f"expired approvals (last day): {signals.expired_approvals}")
+    print(f"failed tasks (last day): {signals.failed_last_day}")
+    if signals.reaper_at is None:
+        print("reaper: never ran")
+    else:
+        counts = " ".join(f"{k}={v}" for k, v in (signals.reaper_outcome or {}).items())
+        ran = f"{when(signals.reaper_at)} ({age(signals.reaper_at)} ago)"
+        print(f"reaper: last ran {ran}: {counts}")
+
+
+def print_caps(caps: list[Capability]) -> None:
+    if not caps:
+        print("no capability settings (no caps anywhere)")
+        return
+
+    def show(v: int | None) -> str:
+        return "-" if v is None else str(v)
+
+    _table(["CAPABILITY", "MAX RUNNING", "MAX PARKED", "DAILY NEW", "TZ", "LEASE", "TTL",
+            "ATTEMPTS"],
+           [[safe(c.capability), show(c.max_running), show(c.max_parked), show(c.daily_new),
+             c.day_timezone, f"{c.lease_seconds}s", f"{c.approval_ttl_seconds}s",
+             str(c.max_attempts)] for c in caps])

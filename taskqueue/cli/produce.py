@@ -1,0 +1,86 @@
+"""`signoff produce CAP [NAME] [--period P]`: run a configured producer once, now.
+
+The same run the scheduler makes, with the same rule: a period runs to completion once,
+so producing a period that already ran enqueues nothing and stores no second report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from taskqueue.cli.app_dir import add_app_dir, use_app_dir
+from taskqueue.cli.commands import open_queue
+from taskqueue.cli.output import print_json, safe
+from taskqueue.config.model import Config, ProducerConfig
+from taskqueue.config.settings import load_config, publish_path
+from taskqueue.errors import BadInput
+from taskqueue.runtime.handler import load_handler
+from taskqueue.runtime.producer import ProducerJob, ProducerReport
+
+_PERIOD = {"day": re.compile(r"^\d{4}-\d{2}-\d{2}$"),
+           "hour": re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}$"),
+           "week": re.compile(r"^\d{4}-W\d{2}$")}
+_EXAMPLE = {"day": "2026-12-01", "hour": "2026-12-01T02", "week": "2026-W49"}
+
+
+def chosen(config: Config, capability: str, name: str | None) -> list[ProducerConfig]:
+    """The capability's producers (or the one named); BadInput names what exists."""
+    cap = config.capability(capability)
+    if cap is None:
+        raise BadInput(f"no capability {capability!r} in the config "
+                       f"({config.path or 'no config file'})")
+    found = [p for p in cap.producers if name in (None, p.name)]
+    if not found:
+        known = ", ".join(p.name for p in cap.producers) or "none"
+        raise BadInput(f"capability {capability!r} has no producer {name!r} (it has: {known})"
+                       if name else f"capability {capability!r} has no producers")
+    return found
+
+
+def check_period(period: str | None, producer: ProducerConfig) -> None:
+    if period is not None and not _PERIOD[producer.period].match(period):
+        raise BadInput(f"producer {producer.name!r} runs per {producer.period}: --period "
+                       f"looks like {_EXAMPLE[producer.period]}, not {period!r}")
+
+
+def _line(r: ProducerReport) -> str:
+    what = (f"created {r.created}, existing {r.existing}" if r.ran
+            else "already ran: nothing enqueued")
+    return f"producer {safe(r.name)} ({safe(r.capability)}) period {safe(r.period)}: {what}"
+
+
+async def produce_cmd(args: Any) -> int:
+    use_app_dir(args.app_dir)
+    config = load_config(args.config)
+    publish_path(config)
+    producers = chosen(config, args.capability, args.name)
+    for p in producers:
+        check_period(args.period, p)
+    reports = []
+    async with open_queue() as queue:
+        for p in producers:
+            job = ProducerJob(queue, p.name, args.capability, load_handler(p.function),
+                              period=p.period, timezone=config.timezone,
+                              runner=f"cli:{p.name}")
+            reports.append(await job.run_once(period=args.period))
+    if args.json:
+        print_json([{"name": r.name, "capability": r.capability, "period": r.period,
+                     "ran": r.ran, "created": r.created, "existing": r.existing}
+                    for r in reports])
+    else:
+        for r in reports:
+            print(_line(r))
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("produce", help="run a capability's producer once now")
+    p.add_argument("capability")
+    p.add_argument("name", nargs="?", help="one producer (default: all of the capability's)")
+    p.add_argument("--period", help="the period to produce (default: the current one)")
+    p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
+    p.add_argument("--json", action="store_true")
+    add_app_dir(p)
+    p.set_defaults(func=produce_cmd)

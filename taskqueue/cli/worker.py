@@ -1,0 +1,101 @@
+"""`signoff worker`: run a worker pool for some capabilities until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+from taskqueue.cli.app_dir import add_app_dir, use_app_dir
+from taskqueue.cli.arguments import positive
+from taskqueue.cli.commands import open_queue
+from taskqueue.config.model import Config
+from taskqueue.config.settings import apply_capabilities, load_config, publish_path
+from taskqueue.errors import ConfigError
+from taskqueue.runtime.handler import Handler, load_handler
+from taskqueue.runtime.runner import CapabilityRun
+from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
+from taskqueue.store.client import TaskQueue
+
+log = logging.getLogger("signoff.worker")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `worker` on the `signoff` command line."""
+    p = sub.add_parser("worker", help="run a worker pool for one or more capabilities")
+    configure(p)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--capability", action="append", required=True, metavar="CAP",
+                   help="a capability to work on (repeat for several)")
+    p.add_argument("--handler", metavar="MODULE:FUNCTION",
+                   help="the handler (default: the capability's handler in the config file)")
+    p.add_argument("--concurrency", type=int, metavar="N", help="slots (default 1)")
+    p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
+    p.add_argument("--name", help="the worker's name (default host:pid)")
+    p.add_argument("--lease", type=positive, metavar="SECONDS",
+                   help="lease length (default: the capability's setting)")
+    p.add_argument("--timeout", type=positive, metavar="SECONDS",
+                   help="per-slice timeout (default: the config's, else none)")
+    p.add_argument("--poll-interval", type=positive, metavar="SECONDS")
+    p.add_argument("--grace", type=float, metavar="SECONDS",
+                   help="how long running handlers get after SIGTERM (default 30)")
+    add_app_dir(p)
+    p.set_defaults(func=run)
+
+
+async def run(args: Any) -> int:
+    """Run the pool; 0 after a graceful stop."""
+    if logging.getLogger().level > logging.INFO:
+        logging.getLogger("signoff").setLevel(logging.INFO)
+    use_app_dir(args.app_dir)
+    config = load_config(args.config)
+    publish_path(config)
+    if args.concurrency is not None and args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
+        # The caps this file sets for these capabilities hold here as in the service.
+        await apply_capabilities(q, config, only=args.capability)
+        runs = [await _capability_run(q, config, args, cap) for cap in args.capability]
+        pool = WorkerPool(q, runs, _worker_config(config, args, runs))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, pool.stop)
+        try:
+            await pool.run()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+    return 0
+
+
+async def _capability_run(queue: TaskQueue, config: Config, args: Any,
+                          capability: str) -> CapabilityRun:
+    cap = config.capability(capability)
+    spec = args.handler or (cap.handler if cap else None)
+    if not spec:
+        raise ConfigError(f"no handler for capability {capability!r}: give --handler "
+                          "module:function or a [capabilities.NAME] handler in the config")
+    handler: Handler = load_handler(spec)
+    lease = args.lease or (cap.lease_seconds if cap else None)
+    if lease is None:
+        lease = (await queue.capability_get(capability)).lease_seconds
+    timeout = args.timeout or (cap.timeout_seconds if cap else None)
+    return CapabilityRun(capability, handler, float(lease), timeout)
+
+
+def _worker_config(config: Config, args: Any, runs: Sequence[CapabilityRun]) -> WorkerConfig:
+    concurrency = args.concurrency
+    if concurrency is None:
+        caps = [config.capability(r.capability) for r in runs]
+        concurrency = max([c.concurrency for c in caps if c] or [1])
+    return WorkerConfig(
+        concurrency=concurrency,
+        poll_interval=args.poll_interval or config.poll_interval_seconds,
+        grace=config.grace_seconds if args.grace is None else args.grace,
+        name=args.name or default_worker_name(),
+    )

@@ -1,0 +1,86 @@
+"""The configuration's shape: capabilities, schedules, signals, and the tables the core does
+not read (a channel's, `[workloads.NAME]`), kept unparsed for their owners."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from taskqueue.config.checker import Checker
+from taskqueue.maintenance.signals import SignalConfig
+
+MODES = ("pool", "tick", "external")
+PERIODS = ("day", "hour", "week")
+
+
+@dataclass(frozen=True)
+class ProducerConfig:
+    """A cron-scheduled producer: `function(queue, context)` enqueues one period's work."""
+
+    name: str
+    function: str
+    cron: str
+    period: str = "day"
+
+
+@dataclass(frozen=True)
+class CapabilityConfig:
+    """One capability: its handler, how it runs (pool, tick or external), caps and timings.
+
+    `external` means workers elsewhere (`signoff worker` on another host) run it."""
+
+    name: str
+    handler: str | None = None
+    mode: str = "pool"
+    concurrency: int = 1
+    tick_minutes: float = 5
+    max_running: int | None = None
+    max_parked: int | None = None
+    daily_new: int | None = None
+    lease_seconds: int | None = None
+    timeout_seconds: float | None = None
+    approval_ttl_hours: float | None = None
+    max_attempts: int | None = None
+    producers: tuple[ProducerConfig, ...] = ()
+
+    def settings(self, timezone: str) -> dict[str, Any]:
+        """The keyword arguments of `TaskQueue.capability_set` this file sets."""
+        out: dict[str, Any] = {"day_timezone": timezone}
+        for key in ("max_running", "max_parked", "daily_new", "lease_seconds", "max_attempts"):
+            if (value := getattr(self, key)) is not None:
+                out[key] = value
+        if self.approval_ttl_hours is not None:
+            out["approval_ttl_seconds"] = round(self.approval_ttl_hours * 3600)
+        return out
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the service and workers read from the file (defaults when there is none)."""
+
+    path: Path | None = None
+    timezone: str = "UTC"
+    reaper_interval_minutes: float = 5
+    orphan_after_seconds: float = 3600
+    signals: SignalConfig = field(default_factory=SignalConfig)
+    signal_check_minutes: float = 15
+    digest_times: tuple[str, ...] = ("09:00", "18:00")
+    misfire_grace_seconds: int = 3600
+    poll_interval_seconds: float = 5
+    grace_seconds: float = 30
+    capabilities: Mapping[str, CapabilityConfig] = field(default_factory=dict)
+    # [workloads.NAME] tables, passed through unchecked: each workload reads and checks its own.
+    workloads: Mapping[str, Any] = field(default_factory=dict)
+    # Other top-level tables ([telegram], a web inbox's), unparsed: their owners check them.
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    source: str = field(default="", repr=False)
+
+    def capability(self, name: str) -> CapabilityConfig | None:
+        return self.capabilities.get(name)
+
+    def checker(self) -> Checker:
+        """Typed reads of this file whose errors name the key and its line (for the owners
+        of `sections` and `workloads`)."""
+        return Checker(self.source, self.path)

@@ -1,0 +1,158 @@
+"""Reads and checks the configuration file (TOML) into a Config."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from taskqueue.config.checker import Checker, KeyPath
+from taskqueue.config.model import MODES, PERIODS, CapabilityConfig, Config, ProducerConfig
+from taskqueue.config.resolve import check_cron, check_imports, check_timezone
+from taskqueue.errors import ConfigError
+from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.store.client import TaskQueue
+from taskqueue.store.models import Capability
+
+CONFIG_ENV = "SIGNOFF_CONFIG"
+
+_TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capabilities",
+        "workloads"}
+_CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
+        "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
+        "producers"}
+_SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
+            "check_minutes"}
+
+
+def config_path(path: str | os.PathLike[str] | None = None,
+                env: Mapping[str, str] | None = None) -> Path | None:
+    """`--config`, else SIGNOFF_CONFIG, else None (built-in defaults)."""
+    env = os.environ if env is None else env
+    chosen = path if path is not None else env.get(CONFIG_ENV) or None
+    return Path(chosen) if chosen is not None else None
+
+
+def publish_path(config: Config) -> None:
+    """Make a `--config FILE` visible as SIGNOFF_CONFIG to the handlers and producers this
+    process runs, which read their own `[workloads.NAME]` table from the same file."""
+    if config.path is not None:
+        os.environ[CONFIG_ENV] = str(config.path.resolve())
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *,
+                env: Mapping[str, str] | None = None, imports: bool = True) -> Config:
+    """Read and check the file; a bad one raises ConfigError naming the key and line."""
+    env = os.environ if env is None else env
+    file = config_path(path, env)
+    if file is None:
+        return Config()
+    try:
+        text = file.read_text("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+    config = _parse(doc, Checker(text, file), file, text)
+    if imports:
+        check_imports(config, Checker(text, file))
+    return config
+
+
+def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
+    sections = {k: v for k, v in doc.items() if k not in _TOP and isinstance(v, Mapping)}
+    top = c.table({k: v for k, v in doc.items() if k not in sections}, (), _TOP)
+    tz = c.get(top, ("timezone",), "str", "UTC")
+    check_timezone(c, ("timezone",), tz)
+    reaper = c.table(top, ("reaper",), {"interval_minutes", "orphan_after_seconds"})
+    sig = c.table(top, ("signals",), _SIGNALS)
+    nudges = c.table(top, ("nudges",), {"digest_times"})
+    sched = c.table(top, ("scheduler",), {"misfire_grace_seconds"})
+    worker = c.table(top, ("worker",), {"poll_interval_seconds", "grace_seconds"})
+    caps = c.table(top, ("capabilities",), set(top.get("capabilities", {})))
+    return Config(
+        path=file, timezone=tz,
+        reaper_interval_minutes=c.get(reaper, ("reaper", "interval_minutes"), "num", 5, 0.01),
+        orphan_after_seconds=c.get(reaper, ("reaper", "orphan_after_seconds"), "num", 3600, 1),
+        signals=_signals(c, sig),
+        signal_check_minutes=c.get(sig, ("signals", "check_minutes"), "num", 15, 0.01),
+        digest_times=c.get(nudges, ("nudges", "digest_times"), "times", ("09:00", "18:00")),
+        misfire_grace_seconds=c.get(sched, ("scheduler", "misfire_grace_seconds"), "int",
+                                    3600, 1),
+        poll_interval_seconds=c.get(worker, ("worker", "poll_interval_seconds"), "num", 5, 0.01),
+        grace_seconds=c.get(worker, ("worker", "grace_seconds"), "num", 30, 0),
+        capabilities={name: _capability(c, caps, name, tz) for name in caps},
+        workloads=_workloads(c, top), sections=sections, source=text,
+    )
+
+
+def _workloads(c: Checker, top: Mapping[str, Any]) -> dict[str, Any]:
+    raw = top.get("workloads", {})
+    return dict(c.table(top, ("workloads",), set(raw) if isinstance(raw, Mapping) else set()))
+
+
+def _signals(c: Checker, sig: Mapping[str, Any]) -> SignalConfig:
+    d = SignalConfig()
+    return SignalConfig(
+        incident_count=c.get(sig, ("signals", "incident_count"), "int", d.incident_count, 0),
+        incident_age_hours=c.get(sig, ("signals", "incident_age_hours"), "num",
+                                 d.incident_age_hours, 0),
+        nudge_count=c.get(sig, ("signals", "nudge_count"), "int", d.nudge_count, 0),
+        nudge_age_hours=c.get(sig, ("signals", "nudge_age_hours"), "num", d.nudge_age_hours, 0),
+    )
+
+
+def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> CapabilityConfig:
+    k: KeyPath = ("capabilities", name)
+    t = c.table(caps, k, _CAP)
+    mode = c.get(t, (*k, "mode"), "str", "pool")
+    if mode not in MODES:
+        raise c.error((*k, "mode"), f"must be one of {', '.join(MODES)}, not {mode!r}")
+    handler = c.get(t, (*k, "handler"), "str")
+    if handler is None and mode != "external":
+        raise c.error(k, f'needs a handler ("module:function") to run in mode {mode!r}')
+    producers = t.get("producers", [])
+    if not isinstance(producers, list):
+        raise c.error((*k, "producers"), "must be an array of tables ([[...producers]])")
+    return CapabilityConfig(
+        name=name, handler=handler, mode=mode,
+        concurrency=c.get(t, (*k, "concurrency"), "int", 1, 1),
+        tick_minutes=c.get(t, (*k, "tick_minutes"), "num", 5, 0.01),
+        max_running=c.get(t, (*k, "max_running"), "int", None, 0),
+        max_parked=c.get(t, (*k, "max_parked"), "int", None, 0),
+        daily_new=c.get(t, (*k, "daily_new"), "int", None, 0),
+        lease_seconds=c.get(t, (*k, "lease_seconds"), "int", None, 1),
+        timeout_seconds=c.get(t, (*k, "timeout_seconds"), "num", None, 0.001),
+        approval_ttl_hours=c.get(t, (*k, "approval_ttl_hours"), "num", None, 0.0003),
+        max_attempts=c.get(t, (*k, "max_attempts"), "int", None, 1),
+        producers=tuple(_producer(c, (*k, "producers", i), p, tz)
+                        for i, p in enumerate(producers)),
+    )
+
+
+def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:
+    t = c.keys(raw, k, {"name", "function", "cron", "period"})
+    for key in ("name", "function", "cron"):
+        if key not in t:
+            raise c.error(k, f"a producer needs {key!r}")
+    cron = c.get(t, (*k, "cron"), "str")
+    check_cron(c, (*k, "cron"), cron, tz)
+    period = c.get(t, (*k, "period"), "str", "day")
+    if period not in PERIODS:
+        raise c.error((*k, "period"), f"must be one of {', '.join(PERIODS)}, not {period!r}")
+    return ProducerConfig(c.get(t, (*k, "name"), "str"), c.get(t, (*k, "function"), "str"),
+                          cron, period)
+
+
+async def apply_capabilities(queue: TaskQueue, config: Config, *,
+                             only: Iterable[str] | None = None) -> list[Capability]:
+    """Write each configured capability's caps and timings (or only those named) to the
+    database."""
+    names = None if only is None else set(only)
+    return [await queue.capability_set(name, **cap.settings(config.timezone))
+            for name, cap in sorted(config.capabilities.items())
+            if names is None or name in names]

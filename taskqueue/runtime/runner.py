@@ -1,0 +1,206 @@
+"""One slice of work: run a claimed task's handler under heartbeat, timeout and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
+from taskqueue.runtime.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
+from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.store.client import TaskQueue
+from taskqueue.store.models import Task
+from taskqueue.store.states import Status
+
+log = logging.getLogger("signoff.worker")
+
+# How long a cancelled handler may take to unwind before it is abandoned (seconds).
+UNWIND_SECONDS = 5.0
+# Backoff ceiling while an outcome waits for the database to come back (seconds).
+APPLY_BACKOFF_MAX = 5.0
+
+
+@dataclass(frozen=True)
+class CapabilityRun:
+    """How a worker runs one capability: its handler, lease and per-slice timeout (seconds)."""
+
+    capability: str
+    handler: Handler
+    lease: float
+    timeout: float | None = None
+
+
+@dataclass
+class Stopping:
+    """Shutdown, in two steps: `requested` (claim no more, ask handlers to wrap up), then
+    `abort` (cancel what still runs and release it with its saved state)."""
+
+    requested: asyncio.Event = field(default_factory=asyncio.Event)
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(frozen=True)
+class SliceReport:
+    """What one slice did: `outcome` is done, parked, released, failed, error, timeout,
+    shutdown or lease_lost; `status` is the task's status after it (None if discarded)."""
+
+    task_id: int
+    capability: str
+    outcome: str
+    status: Status | None
+
+
+def log_transition(task: Task, old: str, new: str, worker: str) -> None:
+    """The one structured line per transition (rule 7)."""
+    log.info("task transition task=%s capability=%s from=%s to=%s worker=%s",
+             task.id, task.capability, old, new, worker)
+
+
+def claimed_from(task: Task) -> str:
+    """The status a just-claimed task came from (pending, or approved after a decision)."""
+    return task.claimed_from.value if task.claimed_from is not None else "pending"
+
+
+async def claim_one(queue: TaskQueue, run: CapabilityRun, worker: str) -> Task | None:
+    """Claim the next task of `run.capability` and log the transition."""
+    task = await queue.task_claim(run.capability, worker, lease=run.lease)
+    if task is not None:
+        log_transition(task, claimed_from(task), "running", worker)
+    return task
+
+
+async def run_slice(queue: TaskQueue, task: Task, run: CapabilityRun, worker: str,
+                    stopping: Stopping | None = None) -> SliceReport:
+    """Run one slice of a claimed task and apply its outcome under the claim's fence."""
+    stopping = stopping or Stopping()
+    ctx = TaskContext(task, queue, worker, lease=run.lease)
+    lost = asyncio.Event()
+    async with Heartbeat(queue, task, worker, lease=run.lease, on_lost=lambda _: lost.set()):
+        kind, value = await _supervise(run.handler(task, ctx), ctx, lost, stopping, run.timeout)
+    return await _finish(queue, task, worker, kind, value, stopping)
+
+
+async def _supervise(coro: Any, ctx: TaskContext, lost: asyncio.Event, stopping: Stopping,
+                     timeout: float | None) -> tuple[str, Any]:
+    """Await the handler; stop it on lease loss, abort or timeout. Returns (kind, value)."""
+    handler = asyncio.create_task(coro, name=f"handler-{ctx.task.id}")
+    watchers = [asyncio.create_task(lost.wait()), asyncio.create_task(stopping.abort.wait())]
+    wrap_up = asyncio.create_task(_set_when(stopping.requested, ctx.cancelled))
+    try:
+        done, _ = await asyncio.wait({handler, *watchers}, timeout=timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in (*watchers, wrap_up):
+            w.cancel()
+        if not handler.done():
+            await _cancel(handler, ctx)
+    if lost.is_set():
+        return "lease_lost", None
+    if handler in done:
+        exc = handler.exception()
+        return ("error", exc) if exc is not None else ("outcome", handler.result())
+    return ("shutdown", None) if stopping.abort.is_set() else ("timeout", timeout)
+
+
+async def _set_when(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()
+
+
+async def _cancel(handler: asyncio.Task[Any], ctx: TaskContext) -> None:
+    ctx.cancelled.set()
+    handler.cancel()
+    done, _ = await asyncio.wait({handler}, timeout=UNWIND_SECONDS)
+    if handler in done and not handler.cancelled():
+        # A handler that swallowed the cancellation: whatever it returned is discarded.
+        with contextlib.suppress(BaseException):
+            handler.result()
+    elif not done:
+        ctx.log.warning("handler ignored cancellation for %.0fs; abandoned", UNWIND_SECONDS)
+
+
+async def _finish(queue: TaskQueue, task: Task, worker: str, kind: str, value: Any,
+                  stopping: Stopping) -> SliceReport:
+    if kind == "error" and isinstance(value, LeaseLost | TaskNotFound):
+        kind = "lease_lost"
+    if kind == "lease_lost":
+        log.warning("outcome discarded task=%s capability=%s worker=%s: lease lost",
+                    task.id, task.capability, worker)
+        return SliceReport(task.id, task.capability, "lease_lost", None)
+    outcome, label = _outcome_for(task, kind, value)
+    status = await _apply_with_retry(queue, task, worker, outcome, kind, stopping)
+    return SliceReport(task.id, task.capability, label if status else "lease_lost", status)
+
+
+def _outcome_for(task: Task, kind: str, value: Any) -> tuple[Outcome | Fail, str]:
+    if kind == "timeout":
+        return Fail(f"timed out after {value:g} s"), "timeout"
+    if kind == "shutdown":
+        return Release(), "shutdown"
+    if kind == "error":
+        text = "".join(traceback.format_exception(value))
+        return _ErrorFail(f"{type(value).__name__}: {value}", traceback=text), "error"
+    if not isinstance(value, Done | Park | Release | Fail):
+        return Fail(f"handler returned {type(value).__name__}, not an outcome"), "error"
+    label = ("done" if isinstance(value, Done) else "parked" if isinstance(value, Park)
+             else "released" if isinstance(value, Release) else "failed")
+    return value, label
+
+
+@dataclass(frozen=True)
+class _ErrorFail(Fail):
+    """A retryable failure from an exception, with its traceback for the task's events."""
+
+    traceback: str | None = None
+
+
+async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
+                            kind: str, stopping: Stopping) -> Status | None:
+    """Apply the outcome; while the database is away, retry (the claim token fences it)."""
+    delay, tries = 0.2, 0
+    while True:
+        tries += 1
+        try:
+            return await _apply(queue, task, worker, outcome, kind)
+        except (LeaseLost, TaskNotFound) as exc:
+            note = " (it may have been applied before the connection dropped)" if tries > 1 else ""
+            log.warning("outcome discarded task=%s capability=%s worker=%s: %s%s",
+                        task.id, task.capability, worker, exc, note)
+            return None
+        except TRANSIENT as exc:
+            if stopping.abort.is_set() and tries > 3:
+                log.error("outcome not applied task=%s worker=%s: database unavailable; "
+                          "the reaper will requeue it", task.id, worker)
+                return None
+            log.warning("database unavailable while applying outcome task=%s worker=%s "
+                        "retry_in=%.1fs error=%s", task.id, worker, delay, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, APPLY_BACKOFF_MAX)
+        except BadInput as exc:
+            outcome, kind = Fail(f"invalid outcome: {exc}"), "error"
+
+
+async def _apply(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
+                 kind: str) -> Status:
+    fence: dict[str, Any] = {"claim": task.claim}
+    if isinstance(outcome, Done):
+        new = (await queue.task_complete(task.id, worker, result=outcome.result, **fence)).status
+    elif isinstance(outcome, Park):
+        await queue.task_park(task.id, worker, outcome.question, request=outcome.request,
+                              attachments=outcome.attachments, expires_in=outcome.expires_in,
+                              state=outcome.state, **fence)
+        new = Status.NEEDS_APPROVAL
+    elif isinstance(outcome, Release):
+        reason = "shutdown" if kind == "shutdown" else None
+        new = (await queue.task_release(task.id, worker, state=outcome.state,
+                                        delay=outcome.delay, reason=reason, **fence)).status
+    else:
+        tb = outcome.traceback if isinstance(outcome, _ErrorFail) else None
+        new = (await queue.task_fail(task.id, worker, outcome.error, retry=outcome.retryable,
+                                     traceback=tb, **fence)).status
+    log_transition(task, "running", new.value, worker)
+    return new

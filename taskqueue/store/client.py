@@ -1,0 +1,352 @@
+"""TaskQueue: the queue's public async API (producers, workers, people, operators)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from taskqueue.errors import (
+    ApprovalExpired,
+    ApprovalNotFound,
+    BadInput,
+    Conflict,
+    LeaseLost,
+    TaskNotFound,
+)
+from taskqueue.store import rows
+from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
+from taskqueue.store.checks import (
+    check_capability,
+    check_claim,
+    check_decision,
+    check_delay,
+    check_new_task,
+    refuse_decided,
+)
+from taskqueue.store.db import check_reachable, resolve_dsn
+from taskqueue.store.models import (
+    JSON,
+    Approval,
+    Enqueued,
+    Event,
+    NewAttachment,
+    NewTask,
+    Task,
+)
+from taskqueue.store.notifications import NotificationsMixin
+from taskqueue.store.queries import query
+from taskqueue.store.reads import ReadsMixin
+from taskqueue.store.services import ServicesMixin
+from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
+
+
+class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
+    """Durable tasks in PostgreSQL. Every method is one transaction."""
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, dsn: str | None = None, *, min_size: int = 1, max_size: int = 4,
+                      **kwargs: Any) -> AsyncIterator[TaskQueue]:
+        """Open a pool on `dsn` (DATABASE_URL or the embedded server when None)."""
+        dsn = dsn or resolve_dsn()
+        await check_reachable(dsn)
+        pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+            dsn, min_size=min_size, max_size=max_size, open=False,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            check=AsyncConnectionPool.check_connection,
+        )
+        await pool.open(wait=True, timeout=30)
+        try:
+            yield cls(pool, **kwargs)
+        finally:
+            await pool.close()
+
+    # -- producers ---------------------------------------------------------------
+
+    async def task_enqueue(self, capability: str, payload: JSON | None = None, *,
+                           priority: int = 0, dedupe_key: str | None = None,
+                           delay: float = 0, max_attempts: int | None = None,
+                           actor: str | None = None) -> Enqueued:
+        """Add a task; a dedupe key held by an unfinished or succeeded task returns that task."""
+        payload = {} if payload is None else payload
+        item = NewTask(payload, priority, dedupe_key, delay, max_attempts)
+        [result] = await self.task_enqueue_many(capability, [item], actor=actor)
+        return result
+
+    async def task_enqueue_many(self, capability: str, items: Sequence[NewTask], *,
+                                actor: str | None = None) -> list[Enqueued]:
+        """Add several tasks in one transaction: all of them or none."""
+        check_capability(capability)
+        for item in items:
+            check_new_task(item)
+        keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
+        async with self._tx() as conn:
+            if keys:
+                await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
+            out = await self._enqueue_batch(conn, capability, items, actor)
+            if any(e.created for e in out):
+                await self._notify(conn, TASKS_CHANNEL, capability)
+        return out
+
+    @staticmethod
+    def _enqueue_params(capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
+        return {
+            "capability": capability, "priority": item.priority,
+            "payload": jsonb(item.payload, "the payload"), "max_attempts": item.max_attempts,
+            "delay": float(item.delay), "dedupe_key": item.dedupe_key, "actor": actor,
+        }
+
+    async def _enqueue_batch(self, conn: Conn, capability: str, items: Sequence[NewTask],
+                             actor: str | None) -> list[Enqueued]:
+        """All inserts in one pipelined round trip; a dedupe race falls back to one by one."""
+        if not items:
+            return []
+        cur = conn.cursor()
+        await cur.executemany(query("task_enqueue"),
+                              [self._enqueue_params(capability, i, actor) for i in items],
+                              returning=True)
+        found: list[dict[str, Any] | None] = []
+        while True:
+            found.append(await cur.fetchone())
+            if not cur.nextset():
+                break
+        return [Enqueued(row["id"], row["inserted"]) if row is not None
+                else await self._enqueue_one(conn, capability, item, actor)
+                for row, item in zip(found, items, strict=True)]
+
+    async def _enqueue_one(self, conn: Conn, capability: str, item: NewTask,
+                           actor: str | None) -> Enqueued:
+        params = self._enqueue_params(capability, item, actor)
+        for _ in range(10):
+            row = await self._one(conn, "task_enqueue", params)
+            if row is not None:
+                return Enqueued(row["id"], row["inserted"])
+            await asyncio.sleep(0.01)
+        raise Conflict(f"dedupe key {item.dedupe_key!r} is contended; try again")
+
+    # -- workers -----------------------------------------------------------------
+
+    async def task_claim(self, capability: str, worker: str, *,
+                         lease: float | None = None) -> Task | None:
+        """Take the next claimable task of `capability` for `worker`, or None."""
+        check_capability(capability)
+        if not worker:
+            raise BadInput("a worker name is required")
+        if lease is not None and lease <= 0:
+            raise BadInput("the lease must be a positive number of seconds")
+        async with self._tx() as conn:
+            cap = await self._one(conn, "capability_get", {"capability": capability})
+            if cap and any(cap[k] is not None for k in ("max_running", "max_parked", "daily_new")):
+                await conn.execute(query("claim_lock"), {"capability": capability})
+            params = {"capability": capability, "worker": worker, "lease": lease}
+            row = await self._one(conn, "task_claim", params)
+            if row is None:
+                return None
+            approvals = await self._latest_approvals(conn, [row["id"]])
+        return rows.task_from_row(row, approvals.get(row["id"]))
+
+    async def _fenced(self, conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Run a worker-side update; no row means the task is gone or the claim is lost."""
+        row = await self._one(conn, name, params)
+        if row is not None:
+            return row
+        status = await self._one(conn, "task_status", {"id": params["id"]})
+        if status is None:
+            raise TaskNotFound(f"no such task: {params['id']}")
+        raise LeaseLost(
+            f"lease lost: task {params['id']} is {status['status']}"
+            + (f", held by {status['worker']}" if status["worker"] else "")
+            + f"; {params['worker']} no longer holds it"
+        )
+
+    @staticmethod
+    def _fence(task_id: int, worker: str, claim: str | None) -> dict[str, Any]:
+        return {"id": task_id, "worker": worker, "claim": check_claim(claim)}
+
+    async def task_heartbeat(self, task_id: int, worker: str, *, claim: str | None = None,
+                             lease: float | None = None) -> Task:
+        """Extend the lease of a task this worker holds."""
+        if lease is not None and lease <= 0:
+            raise BadInput("the lease must be a positive number of seconds")
+        async with self._tx() as conn:
+            params = self._fence(task_id, worker, claim) | {"lease": lease}
+            row = await self._fenced(conn, "task_heartbeat", params)
+        return rows.task_from_row(row)
+
+    async def task_save_state(self, task_id: int, worker: str, state: JSON, *,
+                              claim: str | None = None) -> Task:
+        """Save intermediate state without releasing, so a crash does not redo the work."""
+        async with self._tx() as conn:
+            params = self._fence(task_id, worker, claim) | {"state": jsonb(state, "the state")}
+            row = await self._fenced(conn, "task_save_state", params)
+        return rows.task_from_row(row)
+
+    async def task_release(self, task_id: int, worker: str, *, claim: str | None = None,
+                           state: JSON | None = None, delay: float = 0,
+                           reason: str | None = None) -> Task:
+        """Put a running task back to pending with its state, optionally after a delay."""
+        check_delay(delay)
+        async with self._tx() as conn:
+            params = self._fence(task_id, worker, claim) | {
+                "state": jsonb(state, "the state"), "delay": float(delay), "reason": reason}
+            row = await self._fenced(conn, "task_release", params)
+            await self._notify(conn, TASKS_CHANNEL, row["capability"])
+        return rows.task_from_row(row)
+
+    async def task_park(self, task_id: int, worker: str, question: str, *,
+                        claim: str | None = None, request: JSON | None = None,
+                        attachments: Iterable[NewAttachment] = (),
+                        expires_in: float | None = None, state: JSON | None = None) -> Approval:
+        """Stop a running task at a question for a person; returns the new approval."""
+        if not question.strip():
+            raise BadInput("the question must not be empty")
+        if expires_in is not None and expires_in <= 0:
+            raise BadInput("expires-in must be a positive number of seconds")
+        files = [rows.check_attachment(a, self.max_attachment_bytes) for a in attachments]
+        async with self._tx() as conn:
+            params = self._fence(task_id, worker, claim) | {"state": jsonb(state, "the state")}
+            task = await self._fenced(conn, "task_park", params)
+            approval = await self._one(conn, "approval_insert", {
+                "task_id": task_id, "question": question,
+                "request": jsonb(request or {}, "the request"), "expires_in": expires_in,
+                "capability": task["capability"], "worker": worker})
+            assert approval is not None
+            stored = [await self._one(conn, "attachment_insert",
+                                      f | {"approval_id": approval["id"]}) for f in files]
+            await self._notify(conn, APPROVALS_CHANNEL, str(approval["id"]))
+        return rows.approval_from_row(
+            approval, [rows.attachment_from_row(r) for r in stored if r is not None])
+
+    async def task_complete(self, task_id: int, worker: str, *, claim: str | None = None,
+                            result: JSON | None = None) -> Task:
+        """Finish a running task as succeeded with its result."""
+        async with self._tx() as conn:
+            params = self._fence(task_id, worker, claim) | {"result": jsonb(result, "the result")}
+            row = await self._fenced(conn, "task_complete", params)
+        return rows.task_from_row(row)
+
+    async def task_fail(self, task_id: int, worker: str, error: str, *,
+                        claim: str | None = None, retry: bool = True,
+                        traceback: str | None = None, state: JSON | None = None) -> Task:
+        """Record a failure: back to pending with backoff, or failed past max_attempts."""
+        if not error.strip():
+            raise BadInput("the error must not be empty")
+        async with self._tx() as conn:
+            params = self._fence(task_id, worker, claim) | {
+                "error": error, "retry": retry, "traceback": traceback,
+                "state": jsonb(state, "the state")}
+            row = await self._fenced(conn, "task_fail", params)
+            if row["status"] == Status.PENDING:
+                await self._notify(conn, TASKS_CHANNEL, row["capability"])
+        return rows.task_from_row(row)
+
+    # -- people --------------------------------------------------------------------
+
+    async def approval_decide(self, approval_id: int, decision: Decision | str, by: str,
+                              note: str | None = None) -> Approval:
+        """Record a person's decision on an open approval, once."""
+        async with self._tx() as conn:
+            row = await self._one(conn, "approval_lock", {"id": approval_id})
+            if row is None:
+                raise ApprovalNotFound(f"no such approval: {approval_id}")
+            result = await self._decide(conn, row, decision, by, note)
+        return self._decided(result)
+
+    async def approval_decide_for_task(self, task_id: int, decision: Decision | str, by: str,
+                                       note: str | None = None) -> Approval:
+        """Decide the latest approval of a task (what the CLI's approve/revise/skip do)."""
+        async with self._tx() as conn:
+            task = await self._one(conn, "task_get", {"id": task_id})
+            if task is None:
+                raise TaskNotFound(f"no such task: {task_id}")
+            row = await self._one(conn, "approval_lock_latest_for_task", {"task_id": task_id})
+            if row is None:
+                raise Conflict(f"task {task_id} is {task['status']} and has no approval")
+            result = await self._decide(conn, row, decision, by, note)
+        return self._decided(result)
+
+    @staticmethod
+    def _decided(result: Approval | ApprovalExpired) -> Approval:
+        # An expiry found at decision time is committed before it is reported.
+        if isinstance(result, ApprovalExpired):
+            raise result
+        return result
+
+    async def _decide(self, conn: Conn, row: dict[str, Any], decision: Decision | str, by: str,
+                      note: str | None) -> Approval | ApprovalExpired:
+        choice = check_decision(decision, by, note)
+        refuse_decided(row)
+        if not row.get("is_current", True):
+            raise Conflict(f"approval {row['id']} of task {row['task_id']} was superseded by "
+                           "a newer question")
+        task = await self._one(conn, "task_lock", {"id": row["task_id"]})
+        assert task is not None
+        if task["status"] != Status.NEEDS_APPROVAL:
+            raise Conflict(f"task {task['id']} is {task['status']}; its approval cannot be decided")
+        if row["past_expiry"]:
+            await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
+            return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
+                                   f"{row['expires_at'].isoformat()}")
+        decided = await self._one(conn, "approval_decide",
+                                  {"id": row["id"], "decision": choice.value, "by": by,
+                                   "note": note})
+        assert decided is not None
+        await self._one(conn, "task_after_decision", {
+            "id": task["id"], "decision": choice.value, "by": by, "note": note,
+            "approval_id": row["id"]})
+        await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
+        if choice is not Decision.SKIPPED:
+            await self._notify(conn, TASKS_CHANNEL, task["capability"])
+        return rows.approval_from_row(decided)
+
+    # -- operators -----------------------------------------------------------------
+
+    async def task_retry(self, task_id: int, *, actor: str | None = None) -> Task:
+        """Put a failed, expired or cancelled task back to pending with attempts reset."""
+        return await self._operator_move(task_id, RETRYABLE, Status.PENDING, "retried", actor)
+
+    async def task_cancel(self, task_id: int, *, actor: str | None = None,
+                          reason: str | None = None) -> Task:
+        """Cancel an unfinished task; a running one's worker then finds its lease lost."""
+        return await self._operator_move(task_id, UNFINISHED, Status.CANCELLED, "cancelled",
+                                         actor, {"reason": reason} if reason else {})
+
+    async def _operator_move(self, task_id: int, sources: frozenset[Status], target: Status,
+                             kind: str, actor: str | None,
+                             detail: JSON | None = None) -> Task:
+        try:
+            async with self._tx() as conn:
+                old = await self._one(conn, "task_lock", {"id": task_id})
+                if old is None:
+                    raise TaskNotFound(f"no such task: {task_id}")
+                if old["status"] not in sources:
+                    verb = {"retried": "retry", "cancelled": "cancel"}.get(kind, kind)
+                    raise Conflict(f"task {task_id} is {old['status']}; cannot {verb} it")
+                row = await self._one(conn, "task_set_status", {
+                    "id": task_id, "status": target.value, "old_status": old["status"],
+                    "reset_attempts": target is Status.PENDING, "kind": kind, "actor": actor,
+                    "detail": jsonb(detail or {}, "the detail")})
+                assert row is not None
+                await self._notify(conn, TASKS_CHANNEL, row["capability"])
+        except psycopg.errors.UniqueViolation:
+            raise Conflict(f"task {task_id}: another task now holds its dedupe key") from None
+        return rows.task_from_row(row)
+
+    async def event_insert(self, task_id: int, kind: str, *, actor: str | None = None,
+                           detail: JSON | None = None) -> Event:
+        """Append an event that is not a transition (a refused tap, a sent message)."""
+        try:
+            async with self._tx() as conn:
+                row = await self._one(conn, "event_insert", {
+                    "task_id": task_id, "kind": kind, "actor": actor,
+                    "detail": jsonb(detail or {}, "the detail")})
+        except psycopg.errors.ForeignKeyViolation:
+            raise TaskNotFound(f"no such task: {task_id}") from None
+        assert row is not None
+        return rows.event_from_row(row)

@@ -1,0 +1,262 @@
+"""Frozen rows the API returns (Task, Approval, Attachment, Event, Capability) and their JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from taskqueue.store.states import Decision, Status
+
+JSON = dict[str, Any]
+
+
+def iso(value: datetime | None) -> str | None:
+    """A timestamp as ISO 8601 (with its UTC offset), or None."""
+    return value.isoformat() if value is not None else None
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """One file of evidence attached to an approval; `data` is loaded only on request."""
+
+    id: int
+    approval_id: int
+    filename: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    data: bytes | None = None
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "filename": self.filename,
+            "content_type": self.content_type,
+            "size_bytes": self.size_bytes,
+            "sha256": self.sha256,
+        }
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A question a task parked with, and the decision once someone (or the clock) made it."""
+
+    id: int
+    task_id: int
+    question: str
+    request: JSON
+    created_at: datetime
+    expires_at: datetime
+    decision: Decision | None = None
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    note: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+
+    @property
+    def is_open(self) -> bool:
+        return self.decision is None
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "task_id": self.task_id,
+            "question": self.question,
+            "request": self.request,
+            "decision": self.decision.value if self.decision else None,
+            "note": self.note,
+            "decided_by": self.decided_by,
+            "decided_at": iso(self.decided_at),
+            "created_at": iso(self.created_at),
+            "expires_at": iso(self.expires_at),
+            "attachments": [a.to_json() for a in self.attachments],
+        }
+
+
+@dataclass(frozen=True)
+class Task:
+    """A unit of work. `claim` is the token of the current claim while running."""
+
+    id: int
+    capability: str
+    status: Status
+    priority: int
+    payload: JSON
+    state: JSON
+    result: JSON | None
+    last_error: str | None
+    attempts: int
+    max_attempts: int
+    run_after: datetime
+    dedupe_key: str | None
+    worker: str | None
+    claim: str | None
+    lease_expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    first_claimed_at: datetime | None
+    finished_at: datetime | None
+    approval: Approval | None = None
+    # Set on a task just returned by a claim: the status it was claimed from.
+    claimed_from: Status | None = None
+
+    @property
+    def decision(self) -> Decision | None:
+        """The latest approval's decision: what a resumed workload acts on."""
+        return self.approval.decision if self.approval else None
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "capability": self.capability,
+            "status": self.status.value,
+            "priority": self.priority,
+            "payload": self.payload,
+            "state": self.state,
+            "result": self.result,
+            "last_error": self.last_error,
+            "attempts": self.attempts,
+            "max_attempts": self.max_attempts,
+            "run_after": iso(self.run_after),
+            "dedupe_key": self.dedupe_key,
+            "worker": self.worker,
+            "claim": self.claim,
+            "lease_expires_at": iso(self.lease_expires_at),
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "first_claimed_at": iso(self.first_claimed_at),
+            "finished_at": iso(self.finished_at),
+            "approval": self.approval.to_json() if self.approval else None,
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One row of a task's audit log."""
+
+    id: int
+    task_id: int
+    at: datetime
+    kind: str
+    actor: str | None
+    detail: JSON
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "task_id": self.task_id,
+            "at": iso(self.at),
+            "kind": self.kind,
+            "actor": self.actor,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Capability:
+    """Per-capability settings. None means no cap."""
+
+    capability: str
+    max_running: int | None = None
+    max_parked: int | None = None
+    daily_new: int | None = None
+    day_timezone: str = "UTC"
+    lease_seconds: int = 300
+    approval_ttl_seconds: int = 48 * 3600
+    max_attempts: int = 3
+    retry_base_seconds: int = 30
+
+    def to_json(self) -> JSON:
+        return {
+            "capability": self.capability,
+            "max_running": self.max_running,
+            "max_parked": self.max_parked,
+            "daily_new": self.daily_new,
+            "day_timezone": self.day_timezone,
+            "lease_seconds": self.lease_seconds,
+            "approval_ttl_seconds": self.approval_ttl_seconds,
+            "max_attempts": self.max_attempts,
+            "retry_base_seconds": self.retry_base_seconds,
+        }
+
+
+@dataclass(frozen=True)
+class NewAttachment:
+    """A file to attach when parking: its name, bytes and (optionally) declared type."""
+
+    filename: str
+    data: bytes
+    content_type: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskDetail:
+    """A task with all its approvals (oldest first) and its events: what `show` prints."""
+
+    task: Task
+    approvals: tuple[Approval, ...] = field(default_factory=tuple)
+    events: tuple[Event, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> JSON:
+        doc = self.task.to_json()
+        doc["approvals"] = [a.to_json() for a in self.approvals]
+        doc["events"] = [e.to_json() for e in self.events]
+        return doc
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """The id of an enqueued task; `created` is False when a dedupe key matched."""
+
+    id: int
+    created: bool
+
+
+@dataclass(frozen=True)
+class NewTask:
+    """One task of a batch enqueue."""
+
+    payload: JSON
+    priority: int = 0
+    dedupe_key: str | None = None
+    delay: float = 0
+    max_attempts: int | None = None
+
+
+@dataclass(frozen=True)
+class Notification:
+    """Something owed to people, as one channel claimed it for delivery.
+
+    `kind` is approval_request, approval_closed, alert or message; `settled` is True for
+    a request whose question was answered (or superseded) before it went out, which the
+    channel marks delivered without showing; `redelivery` is True when the channel
+    delivered it before and was asked to show it again."""
+
+    id: int
+    kind: str
+    channel: str
+    task_id: int | None
+    approval_id: int | None
+    body: JSON
+    created_at: datetime
+    attempts: int = 0
+    last_error: str | None = None
+    settled: bool = False
+    redelivery: bool = False
+
+
+@dataclass(frozen=True)
+class ProducerRun:
+    """One producer's run for one period; `finished_at` None while it runs."""
+
+    id: int
+    capability: str
+    producer: str
+    period: str
+    runner: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    created: int | None = None
+    existing: int | None = None
+    report: JSON | None = None

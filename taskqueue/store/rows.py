@@ -1,0 +1,152 @@
+"""Turns database rows (dicts) into the frozen models, and checks attachments before a park."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from taskqueue.errors import AttachmentTooLarge, BadInput
+from taskqueue.store.models import (
+    Approval,
+    Attachment,
+    Capability,
+    Event,
+    NewAttachment,
+    ProducerRun,
+    Task,
+)
+from taskqueue.store.states import Decision, Status
+
+Row = Mapping[str, Any]
+
+DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"%PDF-", "application/pdf"),
+)
+
+
+def task_from_row(row: Row, approval: Approval | None = None) -> Task:
+    token = row.get("claim_token")
+    return Task(
+        id=row["id"],
+        capability=row["capability"],
+        status=Status(row["status"]),
+        priority=row["priority"],
+        payload=row["payload"],
+        state=row["state"],
+        result=row["result"],
+        last_error=row["last_error"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        run_after=row["run_after"],
+        dedupe_key=row["dedupe_key"],
+        worker=row["worker"],
+        claim=str(token) if token is not None else None,
+        lease_expires_at=row["lease_expires_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        first_claimed_at=row["first_claimed_at"],
+        finished_at=row["finished_at"],
+        approval=approval,
+        claimed_from=Status(row["old_status"]) if row.get("old_status") else None,
+    )
+
+
+def approval_from_row(row: Row, attachments: Iterable[Attachment] = ()) -> Approval:
+    decision = row["decision"]
+    return Approval(
+        id=row["id"],
+        task_id=row["task_id"],
+        question=row["question"],
+        request=row["request"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        decision=Decision(decision) if decision is not None else None,
+        decided_by=row["decided_by"],
+        decided_at=row["decided_at"],
+        note=row["note"],
+        attachments=tuple(attachments),
+    )
+
+
+def attachment_from_row(row: Row) -> Attachment:
+    return Attachment(
+        id=row["id"],
+        approval_id=row["approval_id"],
+        filename=row["filename"],
+        content_type=row["content_type"],
+        size_bytes=row["size_bytes"],
+        sha256=row["sha256"],
+        data=bytes(row["data"]) if row.get("data") is not None else None,
+    )
+
+
+def event_from_row(row: Row) -> Event:
+    return Event(
+        id=row["id"],
+        task_id=row["task_id"],
+        at=row["at"],
+        kind=row["kind"],
+        actor=row["actor"],
+        detail=row["detail"],
+    )
+
+
+def capability_from_row(row: Row) -> Capability:
+    return Capability(
+        capability=row["capability"],
+        max_running=row["max_running"],
+        max_parked=row["max_parked"],
+        daily_new=row["daily_new"],
+        day_timezone=row["day_timezone"],
+        lease_seconds=row["lease_seconds"],
+        approval_ttl_seconds=row["approval_ttl_seconds"],
+        max_attempts=row["max_attempts"],
+        retry_base_seconds=row["retry_base_seconds"],
+    )
+
+
+def sniff_content_type(data: bytes) -> str | None:
+    """PNG, JPEG, PDF or UTF-8 text by their bytes; None for anything else."""
+    for signature, content_type in _SIGNATURES:
+        if data.startswith(signature):
+            return content_type
+    if b"\x00" in data:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "text/plain"
+
+
+def check_attachment(item: NewAttachment, limit: int) -> dict[str, Any]:
+    """The attachment's row values, or BadInput naming the file when it cannot be stored."""
+    if not item.filename or "/" in item.filename:
+        raise BadInput(f"attachment name {item.filename!r} is not a plain file name")
+    if len(item.data) > limit:
+        raise AttachmentTooLarge(
+            f"attachment {item.filename} is {len(item.data)} bytes, over the limit of {limit}"
+        )
+    sniffed = sniff_content_type(item.data)
+    if sniffed is None:
+        raise BadInput(f"attachment {item.filename} is not PNG, JPEG, PDF or UTF-8 text")
+    return {
+        "filename": item.filename,
+        "content_type": item.content_type or sniffed,
+        "size_bytes": len(item.data),
+        "sha256": hashlib.sha256(item.data).hexdigest(),
+        "data": item.data,
+    }
+
+
+def producer_run_from_row(row: Row) -> ProducerRun:
+    return ProducerRun(
+        id=row["id"], capability=row["capability"], producer=row["producer"],
+        period=row["period"], runner=row["runner"], started_at=row["started_at"],
+        finished_at=row["finished_at"], created=row["created"], existing=row["existing"],
+        report=row["report"])
