@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 import zoneinfo
 from collections.abc import Callable
@@ -35,8 +36,8 @@ def check_cron(c: Checker, key: KeyPath, expr: str, tz: str) -> None:
 
 def check_imports(config: Config, c: Checker) -> None:
     """Import every handler and producer now, so a typo fails before anything starts; then
-    run each one's own `check_config(config)`, so a workload's settings (a file it names,
-    say) are checked at start too, instead of failing tasks at run time."""
+    run the `check_config(config)` of each one's module, so a workload's settings (a file
+    it names, say) are checked at start too, instead of failing tasks at run time."""
     checks: list[Callable[[Config], None]] = []
     for name, cap in config.capabilities.items():
         if cap.handler:
@@ -50,8 +51,8 @@ def check_imports(config: Config, c: Checker) -> None:
 
 def _import(c: Checker, key: KeyPath, spec: str, what: str) -> list[Callable[[Config], None]]:
     try:
-        target = load_handler(spec, what=what)
+        load_handler(spec, what=what)
     except ConfigError as exc:
         raise c.error(key, str(exc)) from None
-    check = getattr(target, "check_config", None)
+    check = getattr(sys.modules[spec.partition(":")[0]], "check_config", None)
     return [check] if callable(check) else []

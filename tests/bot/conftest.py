@@ -15,7 +15,8 @@ os.environ.setdefault("PTB_TIMEDELTA", "true")
 from bot.telegram.app import TelegramBot
 from bot.telegram.courier import RetryPolicy
 from bot.telegram.settings import TelegramSettings
-from taskqueue import Approval, ApprovalMessage, Event, NewAttachment, TaskQueue
+from bot.telegram.store import MessageStore, SentMessage
+from taskqueue import Approval, Event, NewAttachment, TaskQueue
 from tests.bot.fake_telegram import FakeTelegram, user
 
 CHAT = -100123
@@ -76,11 +77,10 @@ async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 5.0) 
     return value
 
 
-async def sent_row(queue: TaskQueue, approval_id: int) -> ApprovalMessage:
-    """The approval's outbox row once its message is sent."""
-    async def check() -> ApprovalMessage | None:
-        row = await queue.approval_message_get(approval_id)
-        return row if row and row.sent_at else None
+async def sent_row(queue: TaskQueue, approval_id: int) -> SentMessage:
+    """The approval's message once it is sent."""
+    async def check() -> SentMessage | None:
+        return await MessageStore(queue).message_get(approval_id)
     return await eventually(check)
 
 

@@ -70,8 +70,11 @@ async def test_producers_are_idempotent_per_period(queue: TaskQueue) -> None:
     other = ProducerJob(queue, "nightly", "cv", h.nightly)  # a second service instance
     first = await one.run_once(fired)
     again = await other.run_once(fired + timedelta(hours=5))  # a late rerun, same day
-    assert (first.period, first.created, first.existing) == ("2026-12-01", 3, 0)
-    assert (again.created, again.existing) == (0, 3)
+    assert (first.period, first.created, first.existing, first.ran) == ("2026-12-01", 3, 0, True)
+    # A period that ran is done: the second firing runs nothing and records no second report.
+    assert (again.ran, again.created, again.existing) == (False, 0, 0)
+    run = await queue.producer_run_get("cv", "nightly", "2026-12-01")
+    assert run is not None and (run.created, run.existing) == (3, 0)
     tasks = await queue.task_list(capability="cv")
     assert sorted(t.dedupe_key or "" for t in tasks) == [
         "nightly:2026-12-01", "nightly:2026-12-01:a", "nightly:2026-12-01:b"]
@@ -132,7 +135,7 @@ async def test_ten_missed_runs_after_downtime_fire_once(queue: TaskQueue) -> Non
 async def test_every_job_coalesces_with_a_misfire_grace(sched: ServiceScheduler) -> None:
     sched.add_reaper()
     sched.add_producers()
-    sched.set_check("incident_check", _noop)
+    sched.add_incident_check()
     sched.start()
     jobs = sched.scheduler.get_jobs()
     assert {j.id for j in jobs} == {"reaper", "producer:cv:nightly", "incident_check"}
@@ -144,7 +147,7 @@ async def test_checks_run_at_the_configured_times(queue: TaskQueue) -> None:
     sched = ServiceScheduler(queue, config(digest_times=("08:15", "20:00"),
                                            signal_check_minutes=10), worker="w")
     sched.set_check("nudge_digest", _noop)
-    sched.set_check("incident_check", _noop)
+    sched.add_incident_check()
     triggers = {j.id: str(j.trigger) for j in sched.scheduler.get_jobs()}
     assert triggers["nudge_digest:08:15"] == "cron[hour='8', minute='15']"
     assert triggers["nudge_digest:20:00"] == "cron[hour='20', minute='0']"

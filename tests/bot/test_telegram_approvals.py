@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from bot.telegram.app import TelegramBot
+from bot.telegram.store import MessageStore
 from taskqueue import Approval, Decision, Reaper, Status, TaskQueue
 from tests.bot.conftest import ALICE, BOB, CHAT, MALLORY, button, events, eventually, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram
@@ -35,7 +36,9 @@ async def test_a_parked_task_arrives_with_buttons_and_its_ids_are_stored(
     assert [b["text"].split()[-1] for b in buttons] == ["Approve", "Revise", "Skip"]
     assert all(str(approval.id) in b["callback_data"] for b in buttons)
     assert all(len(b["callback_data"].encode()) <= 64 for b in buttons)
-    assert await events(queue, approval.task_id, "telegram_sent")
+    [notified] = await events(queue, approval.task_id, "notified")
+    assert (notified.detail["channel"], notified.detail["kind"]) == ("telegram",
+                                                                     "approval_request")
 
 
 async def test_approve_tap_decides_and_edits_the_message(
@@ -169,7 +172,7 @@ async def test_a_decision_made_with_the_cli_closes_the_message(
     await fake.wait_for(lambda: "Approved</b> by carol" in msg["text"])
     # The row is marked closed just after the edit that the fake has already seen.
     async def closed() -> bool:
-        row = await queue.approval_message_get(approval.id)
+        row = await MessageStore(queue).message_get(approval.id)
         return row is not None and row.closed_at is not None
 
     await eventually(closed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.telegram.app import TelegramBot
+from bot.telegram.store import MessageStore
 from taskqueue import Status, TaskQueue
 from tests.bot.conftest import ALICE, CHAT, MALLORY, eventually, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram
@@ -82,7 +83,7 @@ async def test_pending_resends_unanswered_approvals(
 
 
 async def _message_id_is(queue: TaskQueue, approval_id: int, message_id: int) -> bool:
-    row = await queue.approval_message_get(approval_id)
+    row = await MessageStore(queue).message_get(approval_id)
     return row is not None and row.message_id == message_id
 
 

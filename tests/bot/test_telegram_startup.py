@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.telegram.app import telegram_bot
-from bot.telegram.settings import TelegramSettings, from_config, load
+from bot.telegram.config import from_config, load
+from bot.telegram.settings import TelegramSettings
 from taskqueue import ConfigError, TaskQueue
 from taskqueue.config.settings import load_config
 from tests.bot.conftest import make_bot, park, sent_row
@@ -75,6 +76,6 @@ def test_settings_from_the_config_file_reach_the_bot_unchanged(tmp_path: Path) -
     path = tmp_path / "signoff.toml"
     path.write_text("[telegram]\nchat_id = -100\nallowed_user_ids = [5, 7]\n"
                     'api_base_url = "http://127.0.0.1:9/"\n')
-    got = from_config(load_config(path, env={"TELEGRAM_BOT_TOKEN": "1:x"}).telegram)
+    got = from_config(load_config(path, env={}), {"TELEGRAM_BOT_TOKEN": "1:x"})
     assert (got.chat_id, got.allowed_user_ids) == (-100, frozenset({5, 7}))
     assert got.base_url == "http://127.0.0.1:9/bot"

@@ -14,7 +14,8 @@ import aiohttp
 import pytest
 
 from bot.telegram.app import TelegramBot
-from bot.telegram.settings import TelegramSettings, from_config, load
+from bot.telegram.config import from_config, load
+from bot.telegram.settings import TelegramSettings
 from taskqueue import ConfigError, Decision, Status, TaskQueue, load_config
 from tests.bot.conftest import ALICE, CHAT, button, make_bot, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram, Webhook
@@ -151,13 +152,13 @@ async def test_polling_remains_the_default(
 def test_webhook_settings_defaults_and_environment_overrides(tmp_path: Path) -> None:
     path = tmp_path / "signoff.toml"
     path.write_text(f'[telegram]\nchat_id = -1\nallowed_user_ids = [1]\nwebhook_url = "{URL}"\n')
-    got = from_config(load_config(path, env={"TELEGRAM_BOT_TOKEN": "1:x"}).telegram)
+    got = from_config(load_config(path, env={}), {"TELEGRAM_BOT_TOKEN": "1:x"})
     assert (got.webhook, got.webhook_listen, got.webhook_port) == (True, "127.0.0.1", 8443)
     assert got.url_path == "signoff/hook" and got.webhook_secret is None
     env = {"TELEGRAM_BOT_TOKEN": "1:x", "TELEGRAM_WEBHOOK_URL": "https://x.example",
            "TELEGRAM_WEBHOOK_LISTEN": "0.0.0.0", "TELEGRAM_WEBHOOK_PORT": "9000",
            "TELEGRAM_WEBHOOK_SECRET": SECRET}
-    got = from_config(load_config(path, env=env).telegram)
+    got = from_config(load_config(path, env={}), env)
     assert (got.webhook_url, got.webhook_listen, got.webhook_port, got.url_path,
             got.webhook_secret) == ("https://x.example", "0.0.0.0", 9000, "telegram", SECRET)
     got = load({"webhook_url": URL, "webhook_path": "/in/"}, BASE_ENV)
@@ -196,4 +197,4 @@ def test_bad_webhook_settings_in_the_config_file_name_the_key_and_line(
     path = tmp_path / "signoff.toml"
     path.write_text(f"[telegram]\n{toml}\n")
     with pytest.raises(ConfigError, match=message):
-        load_config(path, env=env)
+        from_config(load_config(path, env={}), env)

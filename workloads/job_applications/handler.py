@@ -20,19 +20,12 @@ from workloads.job_applications.job import Job, Runtime
 from workloads.job_applications.prepare import compile_stage, draft_stage
 from workloads.job_applications.profile import load_profile
 from workloads.job_applications.review import KIND, fill_stage, park_stage
-from workloads.job_applications.settings import JobSettings, load_settings
+from workloads.job_applications.settings import JobSettings, check_config, load_settings
 from workloads.job_applications.submit import resume_after_submit, submit_stage
 
-__all__ = ["APPROVAL_TTL_HOURS", "CAPABILITY", "DAILY_NEW", "MAX_PARKED", "MAX_RUNNING",
-           "TICK_MINUTES", "handle", "make_handler", "split_note"]
+__all__ = ["CAPABILITY", "check_config", "handle", "make_handler", "split_note"]
 
-# The capability's defaults (issue 5); the config file writes them to the database.
 CAPABILITY = "job_applications"
-DAILY_NEW = 15
-MAX_RUNNING = 2
-MAX_PARKED = 8
-APPROVAL_TTL_HOURS = 48
-TICK_MINUTES = 5
 
 # A revise note's lines with these keys steer the drafter; other `key: value` lines answer
 # form fields (see drafting.parse_feedback and applicant.parse_field_answers).

@@ -4,9 +4,9 @@ Each posting's task carries `dedupe_key=rank.dedupe_key(posting)` (not the produ
 per-night key), and postings any task of the capability already holds, in any status,
 are left out first: a posting skipped, expired or failed once never comes back.
 
-Each run's report is stored as a succeeded task of `<capability>.scrape` (its payload and
-result are the report), so `signoff stats` can show what was filtered and why, next to
-the pipeline it fed, with nothing but the queue's own tables.
+The producer returns its report; the core stores it with the period's producer run, so
+`signoff stats` shows what was filtered and why next to the pipeline it fed, and a period
+that already ran (a restart, `signoff produce`) scrapes nothing a second time.
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from workloads.job_applications.boards import fetch_all
 from workloads.job_applications.codec import payload_for
 from workloads.job_applications.profile import Profile, load_profile
 from workloads.job_applications.rank import Ranked, filter_postings, rank
-from workloads.job_applications.settings import JobSettings, load_settings
+from workloads.job_applications.settings import JobSettings, check_config, load_settings
 
-__all__ = ["REPORT_SUFFIX", "ScrapeReport", "nightly_scrape", "scrape"]
-
-REPORT_SUFFIX = ".scrape"
+__all__ = ["ScrapeReport", "check_config", "nightly_scrape", "scrape"]
 
 
 @dataclass
@@ -56,7 +54,7 @@ async def nightly_scrape(queue: TaskQueue, context: ProducerContext) -> ScrapeRe
 
 async def scrape(queue: TaskQueue, settings: JobSettings, profile: Profile, *,
                  capability: str, actor: str = "producer:scrape") -> ScrapeReport:
-    """One run: fetch, filter, rank, enqueue the top new postings, record the report."""
+    """One run: fetch, filter, rank, enqueue the top new postings; returns the report."""
     fetched = await fetch_all(settings.boards, timeout=settings.board_timeout)
     kept, rejections = filter_postings(fetched.postings, profile)
     reasons = Counter(reason for r in rejections for reason in r.reasons)
@@ -70,7 +68,6 @@ async def scrape(queue: TaskQueue, settings: JobSettings, profile: Profile, *,
     report.already_known, report.below_top = len(known), max(0, len(new) - settings.top)
     for item in new[: settings.top]:
         await _enqueue(queue, capability, item, actor, report)
-    await _record(queue, capability, actor, report)
     return report
 
 
@@ -84,14 +81,3 @@ async def _enqueue(queue: TaskQueue, capability: str, item: Ranked, actor: str,
                                 "company": item.posting.company, "role": item.posting.title})
     else:  # another run enqueued it between our check and now
         report.already_known += 1
-
-
-async def _record(queue: TaskQueue, capability: str, actor: str, report: ScrapeReport) -> None:
-    """Store the report as a succeeded `<capability>.scrape` task.
-
-    Every pending report is completed with its own payload, so a concurrent run's report
-    claimed here by chance still ends with the right result, and none stays claimable."""
-    reports = capability + REPORT_SUFFIX
-    await queue.task_enqueue(reports, report.to_json(), actor=actor)
-    while (task := await queue.task_claim(reports, actor)) is not None:
-        await queue.task_complete(task.id, actor, claim=task.claim, result=task.payload)

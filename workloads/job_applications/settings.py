@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, data_dir
+from taskqueue import Config, ConfigError, data_dir
 from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
 from workloads.job_applications.model_drafter import ModelConfig
 
-__all__ = ["SECTION", "JobSettings", "SettingsError", "default_artifacts", "load_settings"]
+__all__ = ["SECTION", "JobSettings", "SettingsError", "check_config", "default_artifacts",
+           "load_settings"]
 
 SECTION = "workloads.job_applications"
 CONFIG_ENV = "SIGNOFF_CONFIG"
@@ -59,6 +60,22 @@ class JobSettings:
     board_timeout: float = DEFAULT_BOARD_TIMEOUT
     cv_max_pages: int = 2
     model: ModelConfig | None = None
+
+
+def check_config(config: Config) -> None:
+    """At start: the section parses and the profile it names can be read and is valid, so
+    a missing profile stops the service with one line instead of failing tasks later."""
+    from workloads.job_applications.profile import load_profile
+
+    settings = load_settings(config.path) if config.path else load_settings()
+    line = config.checker().line_of(("workloads", "job_applications", "profile"))
+    where = f"{config.path}, line {line}: " if config.path and line else ""
+    if not settings.profile.is_file():
+        raise SettingsError(f"{where}{SECTION}.profile: no such file: {settings.profile}")
+    try:
+        load_profile(settings.profile)
+    except (ConfigError, ValueError) as exc:
+        raise SettingsError(f"{where}{SECTION}.profile: {exc}") from None
 
 
 def default_artifacts(env: Mapping[str, str]) -> Path:

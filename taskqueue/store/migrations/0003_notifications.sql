@@ -68,9 +68,9 @@ CREATE TRIGGER notifications_fan_out AFTER INSERT ON notifications
 CREATE FUNCTION signoff_approval_requested() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO notifications (kind, task_id, approval_id, body)
-    SELECT 'approval_closed', old.task_id, old.id, jsonb_build_object('outcome', 'superseded')
-    FROM approvals old
-    WHERE old.task_id = NEW.task_id AND old.id < NEW.id AND old.decision IS NULL
+    SELECT 'approval_closed', prev.task_id, prev.id, jsonb_build_object('outcome', 'superseded')
+    FROM approvals prev
+    WHERE prev.task_id = NEW.task_id AND prev.id < NEW.id AND prev.decision IS NULL
     ON CONFLICT (approval_id) WHERE kind = 'approval_closed' DO NOTHING;
     INSERT INTO notifications (kind, task_id, approval_id)
     VALUES ('approval_request', NEW.task_id, NEW.id);

@@ -508,7 +508,8 @@ FROM ch, notifications n
 JOIN approvals a ON a.id = n.approval_id
 JOIN tasks t ON t.id = a.task_id
 WHERE n.kind = 'approval_request' AND a.decision IS NULL AND t.status = 'needs_approval'
-  AND NOT EXISTS (SELECT 1 FROM approvals l WHERE l.task_id = a.task_id AND l.id > a.id);
+  AND NOT EXISTS (SELECT 1 FROM approvals l WHERE l.task_id = a.task_id AND l.id > a.id)
+RETURNING notification_id;
 
 -- name: notification_claim
 -- Undelivered rows of one channel, oldest first, past their backoff and not held by a
@@ -603,8 +604,9 @@ WHERE channel = %(channel)s AND delivered_at IS NULL AND next_attempt_at > now()
 
 -- name: notification_next_due
 -- Seconds until the channel's next undelivered row is due (0: now; NULL: none owed).
-SELECT GREATEST(0, EXTRACT(EPOCH FROM min(COALESCE(GREATEST(next_attempt_at, claim_until),
-                                                    next_attempt_at)) - now()))::float8 AS seconds
+SELECT CASE WHEN count(*) > 0 THEN GREATEST(0, EXTRACT(EPOCH FROM
+           min(GREATEST(next_attempt_at, COALESCE(claim_until, next_attempt_at))) - now()))
+       END::float8 AS seconds
 FROM notification_deliveries
 WHERE channel = %(channel)s AND delivered_at IS NULL;
 

@@ -1,4 +1,4 @@
-"""The outbox sender against the fake Bot API: exactly once, restarts, outages, limits."""
+"""The Telegram channel against the fake Bot API: exactly once, restarts, outages, limits."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from telegram import Bot
 
 from bot.telegram.courier import Courier
-from bot.telegram.outbox import OutboxSender
+from bot.telegram.delivery import TelegramChannel
+from bot.telegram.store import CHANNEL, MessageStore, SentMessage
 from taskqueue import NewAttachment, TaskQueue
 from tests.bot.conftest import CHAT, FAST, park
 from tests.bot.fake_telegram import FakeTelegram
@@ -26,9 +27,25 @@ async def ptb_bot(fake: FakeTelegram) -> AsyncIterator[Bot]:
         yield bot
 
 
-def sender(queue: TaskQueue, bot: Bot, name: str = "s1") -> OutboxSender:
-    return OutboxSender(queue, Courier(bot, FAST), CHAT, name=name, retry_base=0.2,
-                        retry_max=0.5)
+def sender(queue: TaskQueue, bot: Bot, name: str = "s1") -> TelegramChannel:
+    return TelegramChannel(queue, Courier(bot, FAST), CHAT, name=name, retry_base=0.2,
+                           retry_max=0.5)
+
+
+@pytest.fixture(autouse=True)
+async def registered(queue: TaskQueue) -> None:
+    await queue.notification_channel_register(CHANNEL)
+
+
+async def shown(queue: TaskQueue, approval_id: int) -> SentMessage | None:
+    return await MessageStore(queue).message_get(approval_id)
+
+
+async def delivery(queue: TaskQueue, task_id: int) -> dict[str, object]:
+    """The Telegram delivery row of the task's (first) request."""
+    [row] = [r for r in await queue.notification_list(task_id=task_id, kind="approval_request")
+             if r["channel"] == CHANNEL]
+    return row
 
 
 def requests(fake: FakeTelegram) -> list[str]:
@@ -47,7 +64,7 @@ async def test_two_senders_send_each_approval_exactly_once(
     texts = requests(fake)
     assert sorted(texts) == sorted(set(texts)) and len(texts) == 12
     for approval in parked:
-        row = await queue.approval_message_get(approval.id)
+        row = await shown(queue, approval.id)
         assert row is not None and row.message_id is not None and row.chat_id == CHAT
     assert (await one.run_once()).sent == 0
 
@@ -58,8 +75,9 @@ async def test_an_outage_loses_nothing_and_a_restart_sends_what_is_owed(
     fake.fail("sendMessage", 502, "Bad Gateway", times=10)
     report = await sender(queue, ptb_bot, "before-restart").run_once()
     assert report.sent == 0 and report.failed == 1
-    row = await queue.approval_message_get(approval.id)
-    assert row is not None and row.sent_at is None and "Bad Gateway" in (row.last_error or "")
+    assert await shown(queue, approval.id) is None
+    row = await delivery(queue, approval.task_id)
+    assert row["delivered_at"] is None and "Bad Gateway" in str(row["last_error"])
     fake.failures.clear()
     await asyncio.sleep(0.25)
     restarted = sender(queue, ptb_bot, "after-restart")
@@ -69,12 +87,27 @@ async def test_an_outage_loses_nothing_and_a_restart_sends_what_is_owed(
 
 async def test_a_sender_that_died_mid_send_is_taken_over_after_its_claim_lapses(
         queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
-    approval = await park(queue)
-    assert await queue.outbox_claim("crashed", lease=0.3)
+    await park(queue)
+    [held] = await queue.notification_claim(CHANNEL, "crashed", lease=0.3)
     assert (await sender(queue, ptb_bot).run_once()).sent == 0
     await asyncio.sleep(0.35)
     assert (await sender(queue, ptb_bot).run_once()).sent == 1
-    assert await queue.outbox_mark_sent(approval.id, "crashed", CHAT, 1) is None
+    assert not await queue.notification_mark_delivered(held.id, CHANNEL, "crashed")
+    assert len(requests(fake)) == 1
+
+
+async def test_a_crash_after_the_ids_were_stored_does_not_send_again(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    approval = await park(queue)
+    [held] = await queue.notification_claim(CHANNEL, "crashed", lease=0.3)
+    # The crashed sender got as far as storing the message's ids, not marking it delivered.
+    await MessageStore(queue).message_save(approval.id, "tok", CHAT, 4242)
+    await asyncio.sleep(0.35)
+    await sender(queue, ptb_bot).run_once()
+    assert requests(fake) == []
+    row = await delivery(queue, approval.task_id)
+    assert row["delivered_at"] is not None and row["receipt"] == {"skipped": True}
+    assert held.id
 
 
 async def test_flood_control_429_is_honoured(
@@ -142,10 +175,10 @@ async def test_pending_resend_replaces_the_old_message(
     approval = await park(queue)
     s = sender(queue, ptb_bot)
     await s.run_once()
-    first = await queue.approval_message_get(approval.id)
-    assert first is not None and await queue.outbox_requeue(approval.id) is not None
+    first = await shown(queue, approval.id)
+    assert first is not None and await queue.notification_redeliver(approval.id, CHANNEL)
     assert (await s.run_once()).sent == 1
-    second = await queue.approval_message_get(approval.id)
+    second = await shown(queue, approval.id)
     assert second is not None and second.message_id != first.message_id
     assert [m["message_id"] for m in fake.sent_with_buttons()] == [second.message_id]
 
@@ -160,8 +193,7 @@ async def test_when_telegram_is_back_the_backed_off_rows_go_at_once(
     second = await park(queue, "Second?")
     assert (await s.run_once()).sent == 2
     for approval in (first, second):
-        row = await queue.approval_message_get(approval.id)
-        assert row is not None and row.sent_at is not None
+        assert await shown(queue, approval.id) is not None
 
 
 async def test_a_failure_gives_the_untried_rows_of_the_batch_back_without_an_attempt(
@@ -169,7 +201,9 @@ async def test_a_failure_gives_the_untried_rows_of_the_batch_back_without_an_att
     parked = [await park(queue, f"Q{i}?") for i in range(3)]
     fake.fail("sendMessage", 0, times=FAST.attempts)
     assert (await sender(queue, ptb_bot).run_once()).failed == 1
-    rows = [await queue.approval_message_get(a.id) for a in parked]
-    assert [r.attempts for r in rows if r] == [1, 0, 0]
-    assert all(r and r.sent_at is None and r.claimed_by is None for r in rows)
+    rows = [await delivery(queue, a.task_id) for a in parked]
+    assert [r["attempts"] for r in rows] == [1, 0, 0]
+    assert all(r["delivered_at"] is None for r in rows)
+    await asyncio.sleep(0.6)  # past every row's backoff: none is left claimed by the failure
+    assert len(await queue.notification_claim(CHANNEL, "another")) == 3
     assert len(fake.calls_to("sendMessage", ok=False)) == FAST.attempts
