@@ -25,7 +25,7 @@ def test_parse_refuses_a_name_defined_twice() -> None:
 def test_every_query_the_code_runs_is_defined() -> None:
     package = Path(taskqueue.__file__).parent
     pattern = re.compile(r'(?:query\(|_(?:one|all|fenced)\(\s*conn,\s*)"(\w+)"')
-    used = {name for path in package.glob("*.py") for name in pattern.findall(path.read_text())}
+    used = {name for path in package.rglob("*.py") for name in pattern.findall(path.read_text())}
     names = load()
     assert {"task_claim", "task_enqueue", "task_fail"} <= used
     assert all(sql.strip() for sql in names.values())

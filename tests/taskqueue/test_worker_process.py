@@ -168,8 +168,8 @@ def _restart_server(folder: Path) -> None:
 
 async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
         data_folder: Path, tmp_path: Path) -> None:
-    from taskqueue import embedded
-    from taskqueue.store.migrate import migrate
+    from taskqueue import migrate
+    from taskqueue.store import embedded
 
     uri = await asyncio.to_thread(embedded.start, data_folder)
     await migrate(uri)

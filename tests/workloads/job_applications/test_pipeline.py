@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from playwright.async_api import Browser
 
-from taskqueue import Reaper, Status, TaskQueue
-from taskqueue.maintenance.stats import read_stats
+from taskqueue import ProducerContext, ProducerJob, Reaper, Status, TaskQueue, read_stats
 from workloads.job_applications.handler import make_handler
-from workloads.job_applications.producer import scrape
+from workloads.job_applications.producer import ScrapeReport, scrape
 from workloads.job_applications.profile import Profile
 from workloads.job_applications.settings import JobSettings
 
@@ -31,9 +32,17 @@ async def _by_key(queue: TaskQueue) -> dict[str, int]:
 async def test_scrape_to_submit_with_skip_revise_expiry_and_a_gone_posting(
     queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile, browser: Browser
 ) -> None:
-    report = await scrape(queue, settings, profile, capability=CAP)
-    assert sorted(e["key"] for e in report.enqueued) == sorted(
+    async def nightly(q: TaskQueue, ctx: ProducerContext) -> ScrapeReport:
+        return await scrape(q, settings, profile, capability=ctx.capability)
+
+    night = datetime(2026, 12, 1, 2, 30, tzinfo=UTC)
+    first = await ProducerJob(queue, "nightly-scrape", CAP, nightly).run_once(night)
+    assert first.report is not None
+    assert sorted(e["key"] for e in first.report["enqueued"]) == sorted(
         [GH_KEY, LEVER_KEY, DATA_KEY, GONE_KEY])
+    # The service restarts after the nightly run: the same night enqueues nothing more.
+    restarted = ProducerJob(queue, "nightly-scrape", CAP, nightly)
+    assert not (await restarted.run_once(night + timedelta(hours=6))).ran
     handler = make_handler(settings, browser=browser)
     await drain(queue, handler)
     ids = await _by_key(queue)
@@ -80,8 +89,9 @@ async def test_scrape_to_submit_with_skip_revise_expiry_and_a_gone_posting(
     counts = await assert_invariant(queue, site)
     assert counts == {ids[GH_KEY]: 1}  # skipped, revised, expired and failed: never sent
 
-    again = await scrape(queue, settings, profile, capability=CAP)
-    assert again.enqueued == [] and again.already_known == 4
+    again = await restarted.run_once(night + timedelta(days=1))
+    assert again.report is not None
+    assert again.report["enqueued"] == [] and again.report["already_known"] == 4
     assert await tick(queue, handler) is not None
     assert await submissions_by_task(queue, site) == {ids[GH_KEY]: 1}
 
@@ -91,5 +101,6 @@ async def test_scrape_to_submit_with_skip_revise_expiry_and_a_gone_posting(
     assert stats["stages"]["drafted"] == 4 and stats["stages"]["parked"] == 3
     assert stats["stages"]["submitted"] == 1 and stats["stages"]["revised"] == 1
     assert stats["skipped_by_reason"] == {"too far away": 1}
-    assert stats["filtered_by_reason"]["seniority: principal"] == 2  # two scrapes
+    assert stats["filtered_by_reason"]["seniority: principal"] == 2  # two nights
+    assert stats["reports"]["runs"] == 2
     assert stats["filtered_by_reason"]["excluded keyword: crypto"] == 2
