@@ -11,7 +11,7 @@ import time
 from typing import Any
 from urllib.parse import urlparse
 
-from pyVim.connect import Disconnect, SmartConnect
+from pyVim.connect import Disconnect, SmartStubAdapter
 from pyVmomi import vim, vmodl
 
 from workloads.vm_ops.driver import DriverError
@@ -42,13 +42,19 @@ class VSphereDriver:
     @classmethod
     def connect(cls, settings: VmSettings) -> VSphereDriver:
         url = urlparse(settings.vcenter_url)
+        stub = None
         try:
-            si = SmartConnect(host=url.hostname, port=url.port or 443, user=settings.user,
-                              pwd=settings.password,
-                              disableSslCertValidation=not settings.verify_tls)
+            stub = SmartStubAdapter(host=url.hostname, port=url.port or 443,
+                                    disableSslCertValidation=not settings.verify_tls,
+                                    httpConnectionTimeout=30)
+            si = vim.ServiceInstance("ServiceInstance", stub)
+            si.RetrieveContent().sessionManager.Login(settings.user, settings.password)
         except vim.fault.InvalidLogin:
+            stub.DropConnections()  # type: ignore[union-attr]
             raise DriverError(f"vSphere: login refused for {settings.user}") from None
         except Exception as exc:  # a network or TLS error: the vCenter may come back
+            if stub is not None:
+                stub.DropConnections()
             raise DriverError(f"vSphere: cannot connect to {url.netloc}: {exc}",
                               retryable=True) from None
         dc = cls._datacenter(si, settings.datacenter)

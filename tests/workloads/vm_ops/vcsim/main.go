@@ -1,6 +1,7 @@
 // Command vcsim serves govmomi's vCenter simulator (simulator.VPX) over HTTPS on
 // 127.0.0.1 for the vm_ops tests: it prints its SDK URL on one line, then runs until
-// killed. Built by scripts/build-vcsim (GOPATH mode, Debian's govmomi source).
+// killed. With -trace, the SOAP traffic goes to a file (the tests count the mutating
+// calls in it). Built by scripts/build-vcsim (GOPATH mode, Debian's govmomi source).
 package main
 
 import (
@@ -22,7 +23,16 @@ func main() {
 	port := flag.Int("port", 0, "TCP port on 127.0.0.1 (0: any free port)")
 	user := flag.String("user", "user", "the only user name that may log in")
 	pass := flag.String("pass", "pass", "its password")
+	trace := flag.String("trace", "", "append every SOAP request and response to this file")
 	flag.Parse()
+
+	if *trace != "" {
+		f, err := os.OpenFile(*trace, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Fatalf("vcsim: %v", err)
+		}
+		simulator.Trace, simulator.TraceFile = true, f
+	}
 
 	model := simulator.VPX()
 	if err := model.Create(); err != nil {
