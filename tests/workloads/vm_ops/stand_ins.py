@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workloads.vm_ops.driver import VmDriver
 from workloads.vm_ops.libvirt_driver import MUTATING, LibvirtDriver
 from workloads.vm_ops.settings import VmSettings
 
 ROOT = Path(__file__).resolve().parents[3]
 USER, PASSWORD = "alice", "s3cret"
+VmDriverFactory = Callable[[VmSettings], VmDriver]
 # The vSphere methods that change the inventory (vcsim's four VMs are DC0_H0_VM0 ...).
 VSPHERE_MUTATING = ("CloneVM_Task", "PowerOnVM_Task", "PowerOffVM_Task", "ResetVM_Task",
                     "CreateSnapshot_Task", "RevertToSnapshot_Task", "ReconfigVM_Task",
