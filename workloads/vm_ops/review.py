@@ -37,7 +37,8 @@ def how_to_revise(op: Op) -> str:
         return (f"To delete, Revise with the VM's name ({op.vm}) as the note, then approve "
                 "the request that follows. Approving this one does not delete anything.")
     keys = sorted(_ADJUST.get(op.action, ()))
-    lines = f" Revise with `{keys[0]}: VALUE` lines to change it." if keys else ""
+    shown = " or ".join(f"`{k}: VALUE`" for k in keys)
+    lines = f" Revise with {shown} lines to change it." if keys else ""
     return f"Approve to apply exactly this change.{lines} Any revise re-reads the VM."
 
 

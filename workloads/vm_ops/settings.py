@@ -83,11 +83,11 @@ def _fail(key: str, message: str) -> SettingsError:
 
 def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
     """Settings from the section's table (already parsed) and the environment."""
+    if "password" in raw:
+        raise _fail("password", f"secrets never go in the file; set {PASSWORD_ENV}")
     for key in raw:
         if key not in _KEYS:
             raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
-    if "password" in raw:
-        raise _fail("password", f"secrets never go in the file; set {PASSWORD_ENV}")
     driver = raw.get("driver")
     if driver not in ("vsphere", "libvirt"):
         raise _fail("driver", f"must be \"vsphere\" or \"libvirt\", not {driver!r}")

@@ -48,7 +48,8 @@ class VSphereDriver:
                                     disableSslCertValidation=not settings.verify_tls,
                                     httpConnectionTimeout=30)
             si = vim.ServiceInstance("ServiceInstance", stub)
-            si.RetrieveContent().sessionManager.Login(settings.user, settings.password)
+            sessions: Any = si.RetrieveContent().sessionManager
+            sessions.Login(settings.user, settings.password, None)
         except vim.fault.InvalidLogin:
             stub.DropConnections()  # type: ignore[union-attr]
             raise DriverError(f"vSphere: login refused for {settings.user}") from None
