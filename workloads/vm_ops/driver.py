@@ -7,6 +7,7 @@ raises `DriverError` when it failed. `read` never changes anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from workloads.vm_ops.ops import Op
@@ -61,27 +62,21 @@ def make_driver(settings: VmSettings) -> VmDriver:
     return LibvirtDriver.open(settings.libvirt_uri)
 
 
+_CALLS: dict[str, Callable[[VmDriver, Op], None]] = {
+    "clone": lambda d, op: d.clone(str(op.template), op.vm),
+    "power_on": lambda d, op: d.power_on(op.vm),
+    "power_off": lambda d, op: d.power_off(op.vm),
+    "reboot": lambda d, op: d.reboot(op.vm),
+    "snapshot": lambda d, op: d.snapshot(op.vm, str(op.snapshot)),
+    "revert": lambda d, op: d.revert(op.vm, str(op.snapshot)),
+    "resize": lambda d, op: d.resize(op.vm, op.cpus, op.memory_mb),
+    "delete": lambda d, op: d.delete(op.vm),
+}
+
+
 def run_op(driver: VmDriver, op: Op) -> None:
     """Issue `op` (the one mutating call of a change) and wait for it to finish."""
-    a = op.action
-    if a == "clone":
-        driver.clone(str(op.template), op.vm)
-    elif a == "power_on":
-        driver.power_on(op.vm)
-    elif a == "power_off":
-        driver.power_off(op.vm)
-    elif a == "reboot":
-        driver.reboot(op.vm)
-    elif a == "snapshot":
-        driver.snapshot(op.vm, str(op.snapshot))
-    elif a == "revert":
-        driver.revert(op.vm, str(op.snapshot))
-    elif a == "resize":
-        driver.resize(op.vm, op.cpus, op.memory_mb)
-    elif a == "delete":
-        driver.delete(op.vm)
-    else:  # parse_op allows nothing else
-        raise DriverError(f"unknown action {a}")
+    _CALLS[op.action](driver, op)
 
 
 def reached(op: Op, before: VmState, after: VmState, now: VmState, *, issued: bool) -> bool:

@@ -60,7 +60,8 @@ def _op(task: Task, ctx: TaskContext, settings: VmSettings) -> Op:
     op = parse_op(task.payload, settings)
     saved = ctx.state.get("op")
     if isinstance(saved, dict):
-        op = parse_op(saved, settings, confirmed=bool(saved.get("delete_confirmed")))
+        payload = {k: v for k, v in saved.items() if k != "delete_confirmed"}
+        op = parse_op(payload, settings, confirmed=saved.get("delete_confirmed") is True)
         if (op.vm, op.action) != (task.payload["vm"], task.payload["action"]):
             raise OpError("the saved operation does not match the payload")
     if op.action == "delete" and not settings.allow_delete:

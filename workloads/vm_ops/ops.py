@@ -50,9 +50,13 @@ class Op:
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
 
+    def payload(self) -> dict[str, Any]:
+        """As a task payload: without the confirmation, which only a person's note gives."""
+        return {k: v for k, v in self.to_json().items() if k != "delete_confirmed"}
+
     def adjusted(self, settings: VmSettings, **args: Any) -> Op:
         """The same operation with some arguments replaced, checked like a payload."""
-        return parse_op({**self.to_json(), **args}, settings, confirmed=self.delete_confirmed)
+        return parse_op({**self.payload(), **args}, settings, confirmed=self.delete_confirmed)
 
 
 def _name(value: Any, what: str) -> str:
@@ -73,7 +77,7 @@ def parse_op(payload: Any, settings: VmSettings, *, confirmed: bool = False) -> 
     """The operation a payload asks for; OpError with a one-line reason when it is not valid."""
     if not isinstance(payload, dict):
         raise OpError("the payload must be a JSON object")
-    unknown = set(payload) - _PAYLOAD_KEYS - {"delete_confirmed"}
+    unknown = set(payload) - _PAYLOAD_KEYS
     if unknown:
         raise OpError(f"unknown payload keys: {', '.join(sorted(unknown))}")
     action = payload.get("action")

@@ -9,6 +9,7 @@ in the queue itself.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from taskqueue import Decision, Done, Fail, Outcome, Park
@@ -93,26 +94,14 @@ def fresh_decision(job: VmJob) -> tuple[Decision, str, int] | None:
 async def apply_note(job: VmJob, note: str) -> None:
     """A revise: the VM's exact name confirms a delete; `key: value` lines adjust arguments.
 
-    Anything else only re-reads the VM and asks again; the note is shown with the request."""
-    op = job.op
-    if op.action == "delete" and note.strip() == op.vm:
-        job.op = Op(**{**op.to_json(), "delete_confirmed": True})
-        job.state["note"] = f"the name {op.vm} was typed back: approve to delete it"
-        await job.stage_event("delete_confirmed")
+    Anything else only re-reads the VM and asks again; the note's effect is shown in the
+    request's reason."""
+    if job.op.action == "delete":
+        await _confirm_delete(job, note.strip() == job.op.vm)
         return
-    if op.action == "delete":
-        job.op = Op(**{**op.to_json(), "delete_confirmed": False})
-        job.state["note"] = f"the note was not the name {op.vm}: nothing is confirmed"
-        await job.stage_event("revised", adjusted=[])
-        return
-    changes: dict[str, Any] = {}
-    for line in note.splitlines():
-        m = _LINE.match(line)
-        if m and m.group(1) in _ADJUST.get(op.action, ()):
-            value = m.group(2)
-            changes[m.group(1)] = int(value) if value.isdigit() else value
+    changes = _adjustments(job.op, note)
     try:
-        job.op = op.adjusted(job.settings, **changes) if changes else op
+        job.op = job.op.adjusted(job.settings, **changes) if changes else job.op
     except OpError as exc:
         job.state["note"] = f"your note was not applied: {exc}"
     else:
@@ -120,3 +109,25 @@ async def apply_note(job: VmJob, note: str) -> None:
         job.state["note"] = f"adjusted as you asked: {applied}" if changes else \
             f"asked again after your note: {' '.join(note.split())[:200]}"
     await job.stage_event("revised", adjusted=sorted(changes))
+
+
+async def _confirm_delete(job: VmJob, typed: bool) -> None:
+    """The exact name confirms; anything else withdraws an earlier confirmation."""
+    job.op = replace(job.op, delete_confirmed=typed)
+    if typed:
+        job.state["note"] = f"the name {job.op.vm} was typed back: approve to delete it"
+        await job.stage_event("delete_confirmed")
+    else:
+        job.state["note"] = f"the note was not the name {job.op.vm}: nothing is confirmed"
+        await job.stage_event("revised", adjusted=[])
+
+
+def _adjustments(op: Op, note: str) -> dict[str, Any]:
+    """The note's `key: value` lines for the arguments this operation takes."""
+    changes: dict[str, Any] = {}
+    for line in note.splitlines():
+        m = _LINE.match(line)
+        if m and m.group(1) in _ADJUST.get(op.action, ()):
+            value = m.group(2)
+            changes[m.group(1)] = int(value) if value.isdigit() else value
+    return changes

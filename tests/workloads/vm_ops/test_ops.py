@@ -30,6 +30,7 @@ VM = VmState(name="web-1", power="on", cpus=2, memory_mb=2048, snapshots=("s1",)
     ({"vm": "web-1", "action": "resize", "cpus": True}, "cpus must be"),
     ({"vm": "web-1", "action": "resize", "memory_mb": 16}, "from 32 to"),
     ({"vm": "web-1", "action": "reboot", "reason": "x" * 501}, "at most 500"),
+    ({"vm": "web-1", "action": "delete", "delete_confirmed": True}, "unknown payload keys"),
 ])
 def test_bad_payloads_are_refused_with_one_line(payload: object, error: str) -> None:
     with pytest.raises(OpError, match=error) as err:
