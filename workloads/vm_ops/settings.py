@@ -1,0 +1,148 @@
+"""The workload's settings: `[workloads.vm_ops]` of the service's config file, secrets from env.
+
+The file is the one the service reads (`SIGNOFF_CONFIG`, or the `path` given). The vCenter
+password comes only from the environment (`SIGNOFF_VCENTER_PASSWORD`). A bad setting is a
+`SettingsError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from taskqueue import ConfigError
+
+__all__ = ["PASSWORD_ENV", "SECTION", "SettingsError", "VmSettings", "load_settings"]
+
+SECTION = "workloads.vm_ops"
+CONFIG_ENV = "SIGNOFF_CONFIG"
+PASSWORD_ENV = "SIGNOFF_VCENTER_PASSWORD"
+_KEYS = {"driver", "vcenter_url", "user", "datacenter", "verify_tls", "libvirt_uri",
+         "allow_names", "allow_patterns", "allow_folders", "allow_delete", "max_cpus",
+         "max_memory_mb", "task_timeout_seconds", "poll_seconds"}
+_PATTERN = re.compile(r"^[A-Za-z0-9_.*?\[\]-]{1,80}$")
+
+
+class SettingsError(ConfigError):
+    """A vm_ops setting is missing or invalid."""
+
+
+@dataclass(frozen=True)
+class VmSettings:
+    """How to reach the hypervisor, which VMs may be touched, and the bounds of a change."""
+
+    driver: str  # "vsphere" or "libvirt"
+    vcenter_url: str = ""
+    user: str = ""
+    password: str = ""
+    datacenter: str = ""
+    verify_tls: bool = True
+    libvirt_uri: str = ""
+    allow_names: tuple[str, ...] = ()
+    allow_patterns: tuple[str, ...] = ()  # shell-style globs on the VM's name
+    allow_folders: tuple[str, ...] = ()  # vSphere folder paths below the datacenter's vm folder
+    allow_delete: bool = True
+    max_cpus: int = 32
+    max_memory_mb: int = 262144
+    task_timeout: float = 600.0
+    poll_seconds: float = 0.5
+
+
+def load_settings(path: str | os.PathLike[str] | None = None,
+                  env: Mapping[str, str] | None = None) -> VmSettings:
+    """Read the section from the config file (`$SIGNOFF_CONFIG` by default) and check it."""
+    env = os.environ if env is None else env
+    file = Path(path) if path is not None else (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV)
+                                               else None)
+    if file is None:
+        raise SettingsError(f"{SECTION}: no config file (set {CONFIG_ENV} or pass --config)")
+    return build(_section(file), env)
+
+
+def _section(file: Path) -> dict[str, Any]:
+    try:
+        doc = tomllib.loads(file.read_text("utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
+    section = doc.get("workloads", {}).get("vm_ops")
+    if not isinstance(section, dict):
+        raise SettingsError(f"{file}: [{SECTION}] is missing")
+    return section
+
+
+def _fail(key: str, message: str) -> SettingsError:
+    return SettingsError(f"{SECTION}.{key}: {message}")
+
+
+def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
+    """Settings from the section's table (already parsed) and the environment."""
+    if "password" in raw:
+        raise _fail("password", f"secrets never go in the file; set {PASSWORD_ENV}")
+    for key in raw:
+        if key not in _KEYS:
+            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    driver = raw.get("driver")
+    if driver not in ("vsphere", "libvirt"):
+        raise _fail("driver", f"must be \"vsphere\" or \"libvirt\", not {driver!r}")
+    settings = VmSettings(
+        driver=driver, datacenter=_text(raw, "datacenter", ""),
+        verify_tls=_bool(raw, "verify_tls", True), allow_delete=_bool(raw, "allow_delete", True),
+        allow_names=_names(raw, "allow_names"), allow_patterns=_names(raw, "allow_patterns"),
+        allow_folders=_names(raw, "allow_folders"),
+        max_cpus=int(_positive(raw, "max_cpus", 32, whole=True)),
+        max_memory_mb=int(_positive(raw, "max_memory_mb", 262144, whole=True)),
+        task_timeout=float(_positive(raw, "task_timeout_seconds", 600.0)),
+        poll_seconds=float(_positive(raw, "poll_seconds", 0.5)),
+    )
+    if not (settings.allow_names or settings.allow_patterns or settings.allow_folders):
+        raise _fail("allow_names", "give allow_names, allow_patterns or allow_folders: "
+                                   "no VM may be touched without an allow list")
+    if driver == "libvirt":
+        return replace(settings, libvirt_uri=_text(raw, "libvirt_uri"))
+    url = _text(raw, "vcenter_url")
+    if not url.startswith("https://"):
+        raise _fail("vcenter_url", f"must start with https:// (vCenter is HTTPS only), not {url!r}")
+    return replace(settings, vcenter_url=url, user=_text(raw, "user"),
+                    password=env.get(PASSWORD_ENV, ""))
+
+
+def _text(raw: Mapping[str, Any], key: str, default: str | None = None) -> str:
+    value = raw.get(key, default)
+    if value is None:
+        raise _fail(key, "required")
+    if not isinstance(value, str) or (default is None and not value.strip()):
+        raise _fail(key, f"must be a non-empty string, not {value!r}")
+    return value.strip()
+
+
+def _bool(raw: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise _fail(key, f"must be true or false, not {value!r}")
+    return value
+
+
+def _positive(raw: Mapping[str, Any], key: str, default: float, *, whole: bool = False) -> float:
+    value = raw.get(key, default)
+    kind = int if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
+        raise _fail(key, f"must be {'a whole number' if whole else 'a number'} above 0, "
+                         f"not {value!r}")
+    return value
+
+
+def _names(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(key, "must be an array of strings")
+    for item in value:
+        if key != "allow_folders" and not _PATTERN.match(item):
+            raise _fail(key, f"{item!r} is not a VM name or glob (letters, digits, . _ - * ? [])")
+    return tuple(v.strip().strip("/") if key == "allow_folders" else v for v in value)
