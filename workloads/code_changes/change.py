@@ -14,9 +14,19 @@ from workloads.code_changes.process import CommandResult, run_command
 from workloads.code_changes.settings import CodeSettings, render_command
 from workloads.code_changes.workspace import Workspace
 
-__all__ = ["Change", "Checkpoint", "no_checkpoint"]
+__all__ = ["POINTS", "Change", "Checkpoint", "no_checkpoint"]
 
 Checkpoint = Callable[[str], Awaitable[None]]
+# Where a test's checkpoint may stop the worker, in the order a task passes them.
+POINTS = (
+    "work.agent_done",  # the agent finished, nothing committed
+    "work.committed",  # committed, the state not saved
+    "park.middle",  # the request built, the park not applied
+    "push.marked",  # push_started saved, not pushed
+    "push.pushed",  # pushed, not recorded
+    "pr.opened",  # the pull request opened, not recorded
+    "done.before",  # all recorded, the worktree not yet removed
+)
 # Never handed to the agent or the tests: they run code the person has not reviewed yet.
 _SECRETS = ("SIGNOFF_GITHUB_TOKEN", "TELEGRAM_BOT_TOKEN", "DATABASE_URL",
             "SIGNOFF_MODEL_API_KEY", "TELEGRAM_WEBHOOK_SECRET")

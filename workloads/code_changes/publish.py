@@ -101,8 +101,8 @@ async def _push(c: Change, sha: str) -> None:
     await c.checkpoint("push.marked")
     await git("push", "-q", "origin", f"{sha}:refs/heads/{c.branch}", cwd=c.mirror,
               timeout=c.settings.git_timeout)
-    await c.checkpoint("push.pushed")
     await c.stage_event("pushed", commit=sha)
+    await c.checkpoint("push.pushed")
 
 
 def _body(c: Change) -> str:

@@ -20,6 +20,7 @@ class FakeGitHub:
     base_url: str = ""
     pulls: list[dict[str, Any]] = field(default_factory=list)
     creations: int = 0
+    posts: int = 0  # every authorized creation request, answered 201 or 422
     refused: int = 0  # requests with a wrong or missing token
     fail_next: list[int] = field(default_factory=list)  # statuses to answer once, in order
 
@@ -37,6 +38,7 @@ class FakeGitHub:
     async def create(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return web.json_response({"message": "Bad credentials"}, status=401)
+        self.posts += 1
         if self.fail_next:
             return web.json_response({"message": "try later"}, status=self.fail_next.pop(0))
         body = await request.json()
