@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from taskqueue import CapabilityRun, Status, Task, TaskQueue
-from tests.taskqueue.worker_helpers import running_pool, wait_for, wait_status
+from tests.taskqueue.worker_helpers import events, running_pool, wait_for, wait_status
 from workloads.code_changes.handler import CAPABILITY, make_handler
 from workloads.code_changes.settings import CodeSettings
 
-from .agents import FAIL, NOTHING, TESTS_FAIL
-from .conftest import Remote, payload, sh, with_agent
+from .agents import FAIL, HANG_ONCE, LOUD, NOTHING, TESTS_FAIL
+from .conftest import Remote, payload, pid_alive, sh, with_agent
 from .fake_github import FakeGitHub
 
 
@@ -147,3 +149,38 @@ async def test_a_branch_moved_after_the_park_is_parked_again_not_pushed(
     assert remote.pushes() == [f"{again.approval.request['commit']} "
                                f"refs/heads/signoff/task-{task_id}"]
 
+
+
+async def test_a_loud_agent_is_logged_to_a_file_and_only_its_tail_is_kept(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, tmp_path: Path) -> None:
+    settings = with_agent(settings, tmp_path / "agents", "loud", LOUD, test_command=())
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, run_of(settings)):
+        await wait_status(queue, task_id, "needs_approval", timeout=20)
+    log = settings.workspace / "runs" / f"task-{task_id}" / "agent-1.log"
+    assert log.stat().st_size > 50 * 1024 * 1024
+    ran = [e.detail for e in await events(queue, task_id, "stage")
+           if e.detail["stage"] == "agent_ran"]
+    assert ran[0]["output_bytes"] > 50 * 1024 * 1024 and ran[0]["exit_code"] == 0
+
+
+async def test_shutdown_while_the_agent_runs_kills_its_group_and_releases_the_task(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("HANG_PIDS", str(pids))
+    monkeypatch.setenv("HANG_MARKER", str(tmp_path / "marker"))
+    settings = with_agent(settings, tmp_path / "agents", "hang", HANG_ONCE)
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, run_of(settings), grace=5):
+        await wait_for(lambda: _exists(pids), timeout=15)
+    agent, grandchild = (int(p) for p in pids.read_text().split())
+    task = await queue.task_get(task_id)
+    assert task.status == Status.PENDING and task.attempts == 0, task
+    assert task.state["work_started"]["round"] == 1  # the next slice starts the round again
+    assert not pid_alive(agent) and not pid_alive(grandchild)
+    assert remote.pushes() == []
+
+
+async def _exists(path: Path) -> bool:
+    return path.exists() and bool(path.read_text())

@@ -153,6 +153,8 @@ async def test_kill_9_of_a_worker_while_the_agent_runs_recovers_and_pushes_once(
     try:
         await wait_for(lambda: _true(pids_file.exists()), timeout=20)
         agent, grandchild = (int(p) for p in pids_file.read_text().split())
+        await asyncio.sleep(2.5)  # longer than the lease: heartbeats keep the task
+        assert (await Reaper(queue).run_once()).requeued == 0
         first.send_signal(signal.SIGKILL)  # mid-stage: the agent is running
         assert await asyncio.to_thread(first.wait, 10) == -9
         # The agent itself dies with its parent (PDEATHSIG) ...
