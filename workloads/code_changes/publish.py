@@ -99,7 +99,7 @@ async def _push(c: Change, sha: str) -> None:
     await c.save()
     await c.stage_event("push_started", commit=sha)
     await c.checkpoint("push.marked")
-    await git("push", "-q", "origin", f"{sha}:refs/heads/{c.branch}", cwd=c.mirror,
+    await git("push", "-q", c.payload.repo, f"{sha}:refs/heads/{c.branch}", cwd=c.mirror,
               timeout=c.settings.git_timeout)
     await c.stage_event("pushed", commit=sha)
     await c.checkpoint("push.pushed")

@@ -20,7 +20,9 @@ from pathlib import Path
 from workloads.code_changes.git import GitError, git
 from workloads.code_changes.process import kill_marked
 
-__all__ = ["Workspace"]
+__all__ = ["PUSH_DISABLED", "Workspace"]
+
+PUSH_DISABLED = "/dev/null/signoff-pushes-only-approved-commits"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ class Workspace:
                 shutil.rmtree(mirror, ignore_errors=True)
                 await git("init", "-q", "--bare", str(mirror), cwd=self.root)
                 await git("remote", "add", "origin", repo, cwd=mirror)
+            # A plain `git push` from the worktree (an agent's) goes nowhere; Signoff pushes
+            # to the repository by its address, and only an approved commit (publish.py).
+            await git("config", "remote.origin.pushurl", PUSH_DISABLED, cwd=mirror)
             await git("fetch", "-q", "--prune", "origin", cwd=mirror, timeout=self.timeout)
         return mirror
 

@@ -67,3 +67,12 @@ def write_agent(folder: Path, name: str, source: str) -> tuple[str, ...]:
     path = folder / f"{name}.py"
     path.write_text(source)
     return (sys.executable, str(path), "{instruction_file}")
+
+# Tries to publish by itself before editing: a plain `git push` from the worktree must fail.
+PUSHY = """
+import subprocess, sys, pathlib
+done = subprocess.run(["git", "push", "origin", "HEAD:refs/heads/sneaky"],
+                      capture_output=True, text=True)
+print("push exit", done.returncode, done.stderr.strip()[-200:])
+pathlib.Path("CHANGES.md").write_text("pushy\\n")
+"""

@@ -12,7 +12,7 @@ from tests.taskqueue.worker_helpers import events, running_pool, wait_for, wait_
 from workloads.code_changes.handler import CAPABILITY, make_handler
 from workloads.code_changes.settings import CodeSettings
 
-from .agents import FAIL, HANG_ONCE, LOUD, NOTHING, TESTS_FAIL
+from .agents import FAIL, HANG_ONCE, LOUD, NOTHING, PUSHY, TESTS_FAIL
 from .conftest import Remote, payload, pid_alive, sh, with_agent
 from .fake_github import FakeGitHub
 
@@ -184,3 +184,14 @@ async def test_shutdown_while_the_agent_runs_kills_its_group_and_releases_the_ta
 
 async def _exists(path: Path) -> bool:
     return path.exists() and bool(path.read_text())
+
+
+async def test_an_agent_cannot_push_with_a_plain_git_push(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, tmp_path: Path) -> None:
+    settings = with_agent(settings, tmp_path / "agents", "pushy", PUSHY, test_command=())
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, run_of(settings)):
+        await wait_status(queue, task_id, "needs_approval", timeout=15)
+    log = (settings.workspace / "runs" / f"task-{task_id}" / "agent-1.log").read_text()
+    assert "push exit 128" in log, log
+    assert remote.pushes() == [] and remote.branch_sha("sneaky") is None
