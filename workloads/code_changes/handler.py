@@ -57,8 +57,8 @@ async def run(c: Change) -> Outcome:
     """Read a new decision (if any), then run the stage the state names."""
     await read_decision(c)
     stage = c.state.get("stage", "work")
-    if stage == "await":  # resumed without a new answer (a retried expiry): ask again
-        stage = c.state["stage"] = "park"
+    if stage == "await":  # resumed without a new answer (a retried expiry): test, ask again
+        stage = c.state["stage"] = "test"
     return await STAGES[stage](c)
 
 

@@ -127,16 +127,34 @@ async def commit(c: Change, rounds: int) -> str:
     return await git("rev-parse", "HEAD", cwd=wt)
 
 
+async def _start_over(c: Change) -> Outcome:
+    """The commit is gone from the workspace (wiped, or collected): run the rounds again."""
+    for key in ("head", "tests", "base_sha", "work_started"):
+        c.state.pop(key, None)
+    c.state["stage"] = "work"
+    await c.save()
+    await c.stage_event("started_over")
+    return c.release()
+
+
 async def test_stage(c: Change) -> Outcome:
-    """Run the configured tests on the committed tree; the outcome goes into the request."""
+    """Run the configured tests on the committed tree; the outcome goes into the request.
+
+    Also the way back after an expiry or a janitor run: the worktree and the branch are
+    made again at the commit, so a retried task can be parked and pushed."""
     head = str(c.state["head"])
+    if await c.ws.sha(c.mirror, head) is None:
+        return await _start_over(c)
+    try:
+        if not await _reusable(c, head):
+            await c.ws.add_worktree(c.mirror, c.task.id, head)
+    except GitError as exc:
+        return Fail(f"cannot prepare the worktree for the tests: {exc}", retryable=True)
     if not c.settings.test_command:
         c.state.update(tests={"ran": False}, stage="park")
         await c.save()
         return c.release()
     try:
-        if not await _reusable(c, head):
-            await c.ws.add_worktree(c.mirror, c.task.id, head)
         result = await c.run(c.settings.test_command, f"test-{c.state.get('round', 1)}",
                              c.settings.test_timeout)
         # Whatever the tests wrote stays out of the commit and the next round.

@@ -77,7 +77,9 @@ class Workspace:
         return mirror
 
     async def sha(self, mirror: Path, ref: str) -> str | None:
-        """The commit a ref names in the mirror, or None."""
+        """The commit a ref names in the mirror, or None (also when there is no mirror)."""
+        if not (mirror / "HEAD").exists():
+            return None
         try:
             return await git("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", cwd=mirror)
         except GitError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from taskqueue import CapabilityRun, ProducerJob, TaskQueue
+from taskqueue import CapabilityRun, ProducerJob, Reaper, TaskQueue
 from tests.taskqueue.worker_helpers import running_pool, wait_status
 from workloads.code_changes.handler import CAPABILITY, make_handler
 from workloads.code_changes.janitor import janitor, run_janitor
@@ -57,3 +57,25 @@ async def test_janitor_runs_as_a_producer_with_the_config_file(
     assert report.created == 0  # it enqueues nothing
     assert not (settings.workspace / "worktrees" / f"task-{task_id}").exists()
     assert _branches(settings) == set()
+
+
+async def test_a_retried_expired_task_is_parked_again_and_pushes_after_the_janitor(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings) -> None:
+    run = CapabilityRun(CAPABILITY, make_handler(settings), 30)
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, run):
+        first = await wait_status(queue, task_id, "needs_approval", timeout=15)
+    async with queue.pool.connection() as conn:
+        await conn.execute("UPDATE approvals SET expires_at = now() - interval '1 second' "
+                           "WHERE task_id = %s", (task_id,))
+    assert (await Reaper(queue).run_once()).expired == 1
+    assert (await run_janitor(queue, settings)).branches == [task_id]
+    await queue.task_retry(task_id)
+    async with running_pool(queue, run):
+        again = await wait_status(queue, task_id, "needs_approval", timeout=15)
+        assert again.approval is not None and first.approval is not None
+        assert again.approval.request["commit"] == first.approval.request["commit"]
+        await queue.approval_decide_for_task(task_id, "approved", "alice")
+        await wait_status(queue, task_id, "succeeded", timeout=15)
+    assert remote.pushes() == [f"{again.approval.request['commit']} "
+                               f"refs/heads/signoff/task-{task_id}"]
