@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue import TaskQueue
+from taskqueue import ProducerJob, TaskQueue
+from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.cli_helpers import ERROR, OK, USAGE, Cli
 
 H = "tests.taskqueue.handlers_for_tests"
@@ -74,3 +75,24 @@ async def test_bad_produce_input_is_one_line_and_writes_nothing(
 def test_produce_needs_a_capability(dsn: str) -> None:
     done = Cli(dsn)("produce")
     assert done.returncode == USAGE and done.stderr.count("\n") == 1
+
+
+async def test_stats_postings_lists_the_latest_report_item_by_item(
+        dsn: str, queue: TaskQueue) -> None:
+    job = ProducerJob(queue, "scrape", "cv", h.reporting)
+    await job.run_once(period="2026-11-30")
+    await job.run_once(period="2026-12-01")
+    cli = Cli(dsn)
+    text = cli("stats", "cv", "--postings")
+    assert text.returncode == OK, text.stderr
+    assert text.stdout.splitlines() == [
+        "filtered                 Acme\\x1b[31m: Dev\\nOps  [too far]",
+        "enqueued              7  Beta: SRE  task 1"]
+    doc = json.loads(cli("stats", "cv", "--json", "--postings").stdout)
+    assert doc["filtered_by_reason"] == {"too far": 2} and doc["reports"]["runs"] == 2
+    assert [(p["key"], p["period"]) for p in doc["postings"]] == [
+        ("a", "2026-12-01"), ("b", "2026-12-01")]
+    both = json.loads(cli("stats", "cv", "--json", "--postings", "--runs", "2").stdout)
+    assert len(both["postings"]) == 4
+    none = cli("stats", "other", "--postings")
+    assert none.returncode == OK and none.stdout.startswith("no per-item report")

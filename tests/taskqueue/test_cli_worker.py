@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,3 +60,27 @@ async def test_flags_win_and_the_lease_defaults_to_the_database(queue: TaskQueue
     with pytest.raises(ConfigError, match="cannot import"):
         await _capability_run(queue, config, parse("--capability", "x", "--handler", "no:pe"),
                               "x")
+
+
+async def test_the_worker_applies_the_caps_of_its_capabilities_from_the_config(
+        tmp_path: Path, dsn: str, queue: TaskQueue) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f"[capabilities.mail]\nhandler = '{H}:quick'\nmax_running = 1\n"
+                    f"max_parked = 3\ndaily_new = 9\n"
+                    f"[capabilities.other]\nhandler = '{H}:quick'\nmax_running = 7\n")
+    env = os.environ | {"DATABASE_URL": dsn}
+    with (tmp_path / "w.log").open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker", "--capability",
+                                 "mail", "--config", str(path)], env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while (await queue.capability_get("mail")).max_running != 1:
+            assert time.monotonic() < deadline and proc.poll() is None, "caps not applied"
+            await asyncio.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    mail = await queue.capability_get("mail")
+    assert (mail.max_running, mail.max_parked, mail.daily_new) == (1, 3, 9)
+    assert (await queue.capability_get("other")).max_running is None  # not this worker's
