@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import socket
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,8 @@ DEFAULT_GRACE = 30.0
 # Backoff while the database is away (seconds): doubles from MIN up to MAX.
 BACKOFF_MIN = 0.2
 BACKOFF_MAX = 10.0
+# How many of the latest slice reports a pool keeps.
+REPORTS_KEPT = 1000
 # After the grace period, how long releasing what still runs may take (seconds).
 ABORT_WAIT = 15.0
 
@@ -80,7 +83,10 @@ class WorkerPool:
         self.name = self.config.name
         self.dsn = dsn or str(queue.pool.conninfo)
         self.stopping = Stopping()
-        self.reports: list[SliceReport] = []
+        # The latest slices' reports (tests and diagnostics read them); older ones are
+        # dropped, so a pool that runs for months does not grow without bound.
+        self.reports: deque[SliceReport] = deque(maxlen=REPORTS_KEPT)
+        self.slices = 0
         self.listener: Listener | None = None
         self._health = _Health(self.name)
         self._wakes = [asyncio.Event() for _ in range(self.config.concurrency)]
@@ -120,7 +126,7 @@ class WorkerPool:
                 t.cancel()
             await asyncio.gather(*slots, *([listening] if listening else []),
                                  return_exceptions=True)
-        log.info("worker stopped name=%s slices=%d", self.name, len(self.reports))
+        log.info("worker stopped name=%s slices=%d", self.name, self.slices)
 
     async def _listen(self) -> None:
         wanted = {r.capability for r in self.runs}
@@ -167,6 +173,7 @@ class WorkerPool:
         try:
             self.reports.append(
                 await run_slice(self.queue, task, run, self.name, self.stopping))
+            self.slices += 1
         except Exception:
             log.exception("slice crashed task=%s worker=%s", task.id, self.name)
         finally:
