@@ -110,3 +110,43 @@ async def test_a_payload_that_is_not_a_posting_fails_for_good(
     task = await queue.task_get(task_id)
     assert task.status == Status.FAILED and task.attempts == 1  # not retried
     assert "the payload is not a posting" in (task.last_error or "")
+
+
+@pytest.mark.slow
+async def test_an_approve_with_unanswered_fields_is_asked_again_naming_the_real_cause(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, browser: Browser
+) -> None:
+    handler = make_handler(settings, browser=browser)
+    task_id = (await queue.task_enqueue(CAP, greenhouse_payload(
+        site, GREENHOUSE_EXTRA_QUESTION))).id
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.approval is not None
+    blocked = ("cannot be submitted until you answer Why do you want to join Nordwind?: "
+               "reply with Revise")
+    assert task.approval.request["cannot_submit"].startswith(blocked)
+    assert task.approval.request["summary"].startswith("C" + blocked[1:])  # said up front
+    assert task.approval.question.startswith("Answer the open questions")
+
+    await queue.approval_decide_for_task(task_id, "approved", "mara")
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.status == Status.NEEDS_APPROVAL and task.approval is not None
+    request = task.approval.request
+    assert request["not_submitted"].startswith("you approved, but it " + blocked)
+    assert "form_changed" not in request and "form changed" not in request["summary"]
+    assert site.forms.submissions == [] and (await _stage_counts(queue, task_id)).get(
+        "approve_blocked") == 1
+
+    await queue.approval_decide_for_task(task_id, "revised", "mara",
+                                         "Why do you want to join Nordwind: Grids matter.")
+    await drain(queue, handler)
+    task = await queue.task_get(task_id)
+    assert task.approval is not None and "cannot_submit" not in task.approval.request
+    assert "not_submitted" not in task.approval.request
+    assert task.approval.question.startswith("Submit application to Nordwind")
+    await queue.approval_decide_for_task(task_id, "approved", "mara")
+    await drain(queue, handler)
+    assert (await queue.task_get(task_id)).status == Status.SUCCEEDED
+    assert len(site.forms.submissions) == 1
+    await assert_invariant(queue, site)
