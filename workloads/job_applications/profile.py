@@ -9,8 +9,15 @@ from pathlib import Path
 from types import MappingProxyType
 
 from workloads.job_applications._reader import Node, ProfileError
+from workloads.job_applications.requirements import (
+    DEGREE_LEVELS,
+    SENIORITY_LEVELS,
+    Requirements,
+    parse_requirements,
+)
 
 __all__ = [
+    "DEGREE_LEVELS",
     "SENIORITY_LEVELS",
     "Answers",
     "Bullet",
@@ -27,7 +34,7 @@ __all__ = [
 ]
 
 # Lowest to highest; rank.seniority_of() maps a job title to one of these.
-SENIORITY_LEVELS = ("intern", "junior", "mid", "senior", "lead", "staff", "principal", "director")
+
 
 
 @dataclass(frozen=True)
@@ -97,15 +104,6 @@ class Answers:
 
 
 @dataclass(frozen=True)
-class Requirements:
-    accepted_locations: tuple[str, ...]  # empty: any location
-    remote_only: bool
-    excluded_keywords: tuple[str, ...]
-    excluded_companies: tuple[str, ...]
-    seniority: tuple[str, ...]  # allowed levels from SENIORITY_LEVELS; empty: any
-
-
-@dataclass(frozen=True)
 class Profile:
     contact: Contact
     links: tuple[Link, ...]
@@ -170,7 +168,7 @@ def parse_profile(data: Mapping[str, object], source: str = "profile.toml") -> P
         skills=_skills(root),
         education=tuple(_education(node) for node in root.tables("education")),
         answers=_answers(root.table("answers")),
-        requirements=_requirements(root.table("requirements", required=False)),
+        requirements=parse_requirements(root.table("requirements", required=False)),
     )
 
 
@@ -251,30 +249,4 @@ def _answers(node: Node) -> Answers:
         pronouns=node.optional_text("pronouns"),
         demographics=demographics and "decline",
         extra=MappingProxyType({key: extra.text(key) for key in extra.data}),
-    )
-
-
-def _requirements(node: Node) -> Requirements:
-    node.check_keys(
-        {
-            "accepted_locations",
-            "remote_only",
-            "excluded_keywords",
-            "excluded_companies",
-            "seniority",
-        }
-    )
-    seniority = tuple(level.lower() for level in node.texts("seniority"))
-    for index, level in enumerate(seniority):
-        if level not in SENIORITY_LEVELS:
-            raise ProfileError(
-                f"{node.source}: {node.where('seniority')}[{index}]: unknown level {level!r} "
-                f"(known: {', '.join(SENIORITY_LEVELS)})"
-            )
-    return Requirements(
-        accepted_locations=node.texts("accepted_locations"),
-        remote_only=node.flag("remote_only", default=False),
-        excluded_keywords=node.texts("excluded_keywords"),
-        excluded_companies=node.texts("excluded_companies"),
-        seniority=seniority,
     )
