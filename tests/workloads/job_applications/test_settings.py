@@ -91,3 +91,12 @@ def test_a_bad_setting_is_an_error_naming_the_key(tmp_path: Path, text: str,
 def test_a_bad_environment_value_names_the_variable() -> None:
     with pytest.raises(SettingsError, match="SIGNOFF_JOBS_TOP: must be a number"):
         load_settings(env={"SIGNOFF_JOBS_PROFILE": "/p", "SIGNOFF_JOBS_TOP": "many"})
+
+
+def test_min_score_defaults_to_one_and_is_checked(tmp_path: Path) -> None:
+    env = {"SIGNOFF_JOBS_PROFILE": "p.toml"}
+    assert load_settings(env=env).min_score == 1
+    assert load_settings(env={**env, "SIGNOFF_JOBS_MIN_SCORE": "25"}).min_score == 25
+    path = _file(tmp_path, '[workloads.job_applications]\nprofile = "p.toml"\nmin_score = 101\n')
+    with pytest.raises(SettingsError, match="min_score: must be a whole number from 0 to 100"):
+        load_settings(path, env={})
