@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from playwright.async_api import Browser
 
+from bot.telegram.render import render_approval
 from taskqueue import Status, TaskQueue
 from workloads.job_applications.boards import BoardConfig
 from workloads.job_applications.handler import make_handler, split_note
@@ -130,6 +131,9 @@ async def test_an_approve_with_unanswered_fields_is_asked_again_naming_the_real_
     assert task.approval.request["cannot_submit"].startswith(blocked)
     assert task.approval.request["summary"].startswith("C" + blocked[1:])  # said up front
     assert task.approval.question.startswith("Answer the open questions")
+    shown = render_approval(task.approval, CAP)  # what the chat shows, first thing after scores
+    assert "Cannot be submitted until you answer Why do you want to join Nordwind?" in (
+        shown.text)
 
     await queue.approval_decide_for_task(task_id, "approved", "mara")
     await drain(queue, handler)
