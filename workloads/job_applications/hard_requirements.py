@@ -21,7 +21,8 @@ _SENTENCES = re.compile(r"(?<=[.!?;•])\s+|\n+")
 _SOFT = re.compile(r"\b(preferred|a plus|nice to have|bonus|advantage|ideally)\b", re.I)
 _NO_SPONSOR = re.compile(
     r"\b(no|not|unable to|cannot|can ?not|can't|do not|don't|does not|doesn't|will not|won't)"
-    r"\s+(\w+\s+){0,2}(visa\s+)?sponsor", re.I)
+    r"\s+(\w+\s+){0,2}(visa\s+)?sponsor"
+    r"|\bsponsorship (is |will )?(not|un)(available| available| offered| provided)", re.I)
 _AUTHORIZED = re.compile(
     r"\b(?:authori[sz]ed|eligible|permitted|legally able|right) to work in (?:the )?"
     r"((?:[A-Z][\w-]*|of)(?: (?:[A-Z][\w-]*|of))*)"
@@ -48,8 +49,13 @@ _REMOTE_TEXT = re.compile(
     r"\b(?i:remote)\b[^.\n]{0,40}?(?:\b(?:only in|within|based in|located in)\s+(?:the )?"
     r"([A-Z][\w-]*(?: [A-Z][\w-]*)?)|\b([A-Z]{2,3}|[A-Z][a-z]+)[- ]only\b)")
 # Names of the same place; each side is searched for the other's spellings.
+_EU = ("Austria", "Belgium", "Bulgaria", "Croatia", "Cyprus", "Czechia", "Czech Republic",
+       "Denmark", "Estonia", "Finland", "France", "Germany", "Greece", "Hungary", "Ireland",
+       "Italy", "Latvia", "Lithuania", "Luxembourg", "Malta", "Netherlands", "Poland",
+       "Portugal", "Romania", "Slovakia", "Slovenia", "Spain", "Sweden")
 _PLACES = {"us": ("usa", "united states", "u.s."), "uk": ("united kingdom", "great britain"),
-           "eu": ("europe", "european union", "emea"), "europe": ("eu", "emea", "european")}
+           "eu": ("europe", "european union", "emea", *_EU),
+           "europe": ("eu", "emea", "european", *_EU)}
 
 
 def requirement_reasons(posting: Posting, req: Requirements,

@@ -100,3 +100,17 @@ def test_bad_requirement_values_name_the_field(key: str, value: object, message:
     data["requirements"][key] = value
     with pytest.raises(ProfileError, match=message):
         parse_profile(data)
+
+
+@pytest.mark.parametrize(("text", "reasons"), [
+    ("You must have the right to work in Sweden.", ()),  # an EU country, for an EU citizen
+    ("You must be eligible to work in Canada.", ("work authorization: Canada",)),
+    ("Visa sponsorship is not available for this role.", ("sponsorship: not offered",)),
+    ("We sponsor visas and relocation.", ()),
+])
+def test_authorization_and_sponsorship_wordings(
+    profile: Profile, polaris: list[Posting], text: str, reasons: tuple[str, ...]
+) -> None:
+    posting = dataclasses.replace(polaris[-1], text=text)
+    rejected = filter_postings([posting], _needing_sponsorship(profile))[1]
+    assert (rejected[0].reasons if rejected else ()) == reasons
