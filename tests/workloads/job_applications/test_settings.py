@@ -117,3 +117,12 @@ def test_a_missing_profile_stops_the_service_at_start_naming_key_and_file(
     # The shipped example names a profile that exists, so it starts as shipped.
     root = Path(__file__).resolve().parents[3]
     assert load_config(root / "signoff.example.toml", env={}).path is not None
+
+
+def test_min_score_defaults_to_one_and_is_checked(tmp_path: Path) -> None:
+    env = {"SIGNOFF_JOBS_PROFILE": "p.toml"}
+    assert load_settings(env=env).min_score == 1
+    assert load_settings(env={**env, "SIGNOFF_JOBS_MIN_SCORE": "25"}).min_score == 25
+    path = _file(tmp_path, '[workloads.job_applications]\nprofile = "p.toml"\nmin_score = 101\n')
+    with pytest.raises(SettingsError, match="min_score: must be a whole number from 0 to 100"):
+        load_settings(path, env={})
