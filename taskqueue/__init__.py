@@ -7,7 +7,12 @@ heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config`
 
 from taskqueue.config.checker import Checker as ConfigChecker
 from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
-from taskqueue.config.settings import apply_capabilities, load_config, publish_path
+from taskqueue.config.settings import (
+    apply_capabilities,
+    load_config,
+    publish_path,
+    workload_section,
+)
 from taskqueue.errors import (
     TRANSIENT,
     AlreadyDecided,
@@ -151,4 +156,5 @@ __all__ = [
     "resolve_dsn",
     "run_main",
     "run_slice",
+    "workload_section",
 ]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, data_dir
+from taskqueue import ConfigError, data_dir, workload_section
 
 __all__ = ["PLACEHOLDERS", "SECTION", "CodeSettings", "SettingsError", "load_settings"]
 
@@ -71,25 +70,9 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> CodeSettings:
     """Read the section from the config file (if any) and check it all."""
     env = os.environ if env is None else env
-    file = Path(path) if path is not None else (
-        Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV) else None)
-    raw = _section(file) if file is not None else {}
+    raw, file = workload_section("code_changes", path, env)
     base = file.parent if file is not None else Path.cwd()
     return build(raw, base, env)
-
-
-def _section(file: Path) -> dict[str, Any]:
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
-    section = doc.get("workloads", {})
-    section = section.get("code_changes", {}) if isinstance(section, dict) else section
-    if not isinstance(section, dict):
-        raise SettingsError(f"{file}: {SECTION}: must be a table")
-    return dict(section)
 
 
 def _fail(key: str, message: str) -> SettingsError:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import Config, ConfigError, data_dir
+from taskqueue import Config, ConfigError, data_dir, workload_section
 from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
 from workloads.job_applications.model_drafter import ModelConfig
 
@@ -92,30 +91,10 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> JobSettings:
     """Read the section from the config file (if any), apply env overrides, check it all."""
     env = os.environ if env is None else env
-    file = Path(path) if path is not None else _env_path(env)
-    raw = _section(file) if file is not None else {}
+    raw, file = workload_section("job_applications", path, env)
     raw = _overrides(raw, env)
     base = file.parent if file is not None else Path.cwd()
     return _build(raw, base, env)
-
-
-def _env_path(env: Mapping[str, str]) -> Path | None:
-    value = env.get(CONFIG_ENV)
-    return Path(value) if value else None
-
-
-def _section(file: Path) -> dict[str, Any]:
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
-    section = doc.get("workloads", {})
-    section = section.get("job_applications", {}) if isinstance(section, dict) else section
-    if not isinstance(section, dict):
-        raise SettingsError(f"{file}: {SECTION}: must be a table")
-    return dict(section)
 
 
 def _overrides(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
