@@ -71,8 +71,9 @@ async def park_stage(job: BuildJob, warning: str | None = None) -> Outcome:
         job.state["stage"] = "build"
         return job.release()
     if sha256 != artifact.sha256:
-        warning = (f"the stored file changed since the build (built {artifact.sha256[:12]}, "
+        changed = (f"the stored file changed since the build (built {artifact.sha256[:12]}, "
                    f"now {sha256[:12]})")
+        warning = f"{warning}; {changed}" if warning else changed
     request = request_for(job, artifact, sha256, "publish", warning)
     job.state.update(stage="await", parked_sha256=sha256)
     await job.stage_event("parked", sha256=sha256)

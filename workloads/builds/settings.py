@@ -155,12 +155,12 @@ class _Reader:
 def _build(capability: str, raw: Mapping[str, Any], base: Path,
            env: Mapping[str, str]) -> BuildSettings:
     r = _Reader(capability, raw)
+    if any(k in raw for k in ("api_key", "key_id", "issuer_id", "key_path")):
+        raise r.fail("api_key", "secrets never go in the file; see the README")
     for key in raw:
         if key not in _COMMON | _OWN[capability]:
             allowed = ", ".join(sorted(_COMMON | _OWN[capability]))
             raise r.fail(key, f"unknown key; expected one of {allowed}")
-    if any(k in raw for k in ("api_key", "key_id", "issuer_id", "key_path")):
-        raise r.fail("api_key", "secrets never go in the file; see the README")
     home = data_dir(env) / "builds"
     settings = BuildSettings(
         capability=capability,

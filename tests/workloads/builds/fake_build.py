@@ -37,6 +37,7 @@ def main() -> int:
         for _ in range(50_000):
             sys.stdout.write(line)
     source = Path("place.txt").read_text()
+    print(f"source: {source}", flush=True)
     output.write_text(f"<roblox>{source}</roblox>\n")
     print(f"wrote {output.name}", flush=True)
     return 0

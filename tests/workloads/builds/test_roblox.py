@@ -52,3 +52,115 @@ async def test_a_build_parks_then_publishes_once_after_approve(
             published.content_type, published.sha256) == \
         ("111", "222", "Published", "application/xml", expected)
     assert builds_started(tmp_path) == 1
+
+
+async def test_a_4xx_fails_for_good_with_a_bounded_message_and_publishes_nothing(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    handler = make_handler(roblox_settings(), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    await _parked(queue, handler, task_id)
+    cloud.script.append((403, {}, '{"message": "Forbidden: key lacks universe-places:write"}'
+                         + "\x1b[31m" + "y" * 5000))
+    await queue.approval_decide_for_task(task_id, "approved", "alice")
+    assert (await tick(queue, handler)).outcome == "failed"
+    task = await queue.task_get(task_id)
+    assert task.status == Status.FAILED and task.last_error is not None
+    assert "Open Cloud answered 403" in task.last_error and "universe-places" in task.last_error
+    assert len(task.last_error) < 400 and "\x1b" not in task.last_error
+    assert cloud.published == [] and "publish_started" not in task.state
+
+
+async def test_a_wrong_key_is_a_401_and_429_and_5xx_are_retried_after_retry_after(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, monkeypatch: object,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    handler = make_handler(roblox_settings(), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    await _parked(queue, handler, task_id)
+    await queue.approval_decide_for_task(task_id, "approved", "alice")
+    cloud.script += [(429, {"Retry-After": "3600"}, "slow down"), (503, {}, "unavailable")]
+    for _ in range(2):
+        report = await tick(queue, handler)
+        assert report.outcome == "released", report
+        task = await queue.task_get(task_id)
+        # Retry-After is honoured up to the cap (0.2 s in these settings).
+        assert (task.run_after - task.updated_at).total_seconds() < 1
+        await ready(queue)
+    assert (await tick(queue, handler)).outcome == "done"
+    assert cloud.requests == 3 and len(cloud.published) == 1
+
+    other = (await queue.task_enqueue(CAP, repo.payload(repo.first))).id
+    await _parked(queue, handler, other)
+    await queue.approval_decide_for_task(other, "approved", "alice")
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setenv("SIGNOFF_ROBLOX_API_KEY", "wrong-key")
+    assert (await tick(queue, handler)).outcome == "failed"
+    task = await queue.task_get(other)
+    assert task.last_error is not None and "401" in task.last_error
+    assert "wrong-key" not in task.last_error and len(cloud.published) == 1
+
+
+async def test_a_changed_artifact_parks_again_instead_of_uploading(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    handler = make_handler(roblox_settings(), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    first = await _parked(queue, handler, task_id)
+    task = await queue.task_get(task_id)
+    stored = Path(task.state["build"]["artifact"]["path"])
+    stored.chmod(0o644)
+    stored.write_text("<roblox>tampered</roblox>\n")
+    await queue.approval_decide_for_task(task_id, "approved", "alice")
+    assert (await tick(queue, handler)).outcome == "parked"
+    task = await queue.task_get(task_id)
+    assert task.approval is not None and cloud.requests == 0
+    second = task.approval.request
+    assert second["sha256"] != first["sha256"]
+    assert "no longer matched the approved one" in second["warning"]
+    await queue.approval_decide_for_task(task_id, "approved", "alice")
+    assert (await tick(queue, handler)).outcome == "done"
+    assert [p.sha256 for p in cloud.published] == [second["sha256"]]
+
+
+async def test_revise_builds_again_and_the_new_artifact_needs_its_own_approve(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, tmp_path: Path,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    handler = make_handler(roblox_settings(), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    await _parked(queue, handler, task_id)
+    await queue.approval_decide_for_task(task_id, "revised", "alice", "flaky asset, rebuild")
+    assert (await tick(queue, handler)).outcome == "parked"
+    assert builds_started(tmp_path) == 2 and cloud.requests == 0
+    events = [e.detail.get("stage") for e in (await queue.task_detail(task_id)).events
+              if e.kind == "stage"]
+    assert "rebuild_requested" in events and events.count("built") == 2
+
+
+async def test_a_failing_build_fails_with_its_last_lines_and_never_parks(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    handler = make_handler(roblox_settings("fail"), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    assert (await tick(queue, handler)).outcome == "failed"
+    task = await queue.task_get(task_id)
+    assert task.status == Status.FAILED and task.last_error is not None
+    assert "exited with 3" in task.last_error and "Main.swift" in task.last_error
+    assert task.approval is None
+
+
+async def test_the_request_renders_escaped_through_the_bot(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    evil = repo.commit("<b>bold</b> & <script>")
+    handler = make_handler(roblox_settings(), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload(evil, branch="main"))).id
+    request = await _parked(queue, handler, task_id)
+    task = await queue.task_get(task_id)
+    assert task.approval is not None
+    text = render_approval(task.approval, CAP).text
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    assert "&lt;b&gt;bold&lt;/b&gt; &amp;" in text  # the build log's tail, escaped
+    assert str(request["sha256"]) in text and "place.rbxlx" in text
+    assert "Roblox place 222 (universe 111)" in text and evil in text
