@@ -15,7 +15,7 @@ async def tick(queue: TaskQueue, handler: Handler, capability: str = "roblox_bui
 
 async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
     async with queue.pool.connection() as conn:
-        await conn.execute(sql, params)  # type: ignore[arg-type]
+        await conn.execute(sql, params)
 
 
 async def reap_dead_worker(queue: TaskQueue) -> None:

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from taskqueue import Status, TaskQueue
 from workloads.builds.handler import make_handler
 from workloads.builds.ios import TestFlight
@@ -55,7 +57,7 @@ async def test_an_ipa_is_uploaded_once_with_the_key_in_the_environment_only(
 
 
 async def test_a_failing_upload_fails_without_a_marker_and_a_missing_key_uploads_nothing(
-        queue: TaskQueue, repo: Repo, tmp_path: Path, monkeypatch: object,
+        queue: TaskQueue, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         ios_settings: Callable[..., BuildSettings]) -> None:
     handler = make_handler(ios_settings(upload=("fail",)), TestFlight())
     task_id = (await queue.task_enqueue(CAP, repo.payload())).id
@@ -65,9 +67,6 @@ async def test_a_failing_upload_fails_without_a_marker_and_a_missing_key_uploads
     assert task.last_error is not None and "invalid provisioning profile" in task.last_error
     assert "publish_started" not in task.state
 
-    import pytest
-
-    assert isinstance(monkeypatch, pytest.MonkeyPatch)
     monkeypatch.delenv("SIGNOFF_ASC_KEY_PATH")
     handler = make_handler(ios_settings(), TestFlight())
     other = (await queue.task_enqueue(CAP, repo.payload(repo.first))).id

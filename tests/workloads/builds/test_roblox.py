@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from bot.telegram.render import render_approval
 from taskqueue import Status, TaskQueue
 from workloads.builds.handler import make_handler
@@ -72,7 +74,7 @@ async def test_a_4xx_fails_for_good_with_a_bounded_message_and_publishes_nothing
 
 
 async def test_a_wrong_key_is_a_401_and_429_and_5xx_are_retried_after_retry_after(
-        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, monkeypatch: object,
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, monkeypatch: pytest.MonkeyPatch,
         roblox_settings: Callable[..., BuildSettings]) -> None:
     handler = make_handler(roblox_settings(), OpenCloud())
     task_id = (await queue.task_enqueue(CAP, repo.payload())).id
@@ -92,9 +94,6 @@ async def test_a_wrong_key_is_a_401_and_429_and_5xx_are_retried_after_retry_afte
     other = (await queue.task_enqueue(CAP, repo.payload(repo.first))).id
     await _parked(queue, handler, other)
     await queue.approval_decide_for_task(other, "approved", "alice")
-    import pytest
-
-    assert isinstance(monkeypatch, pytest.MonkeyPatch)
     monkeypatch.setenv("SIGNOFF_ROBLOX_API_KEY", "wrong-key")
     assert (await tick(queue, handler)).outcome == "failed"
     task = await queue.task_get(other)
