@@ -44,15 +44,26 @@ def kill_leftover(folder: Path) -> bool:
         pgid = int(pgid_text)
     except (OSError, ValueError):
         return False
-    if host != socket.gethostname():
+    if host != socket.gethostname() or not _ours(pgid, folder):
         return False
     try:
-        if os.getpgid(pgid) != pgid:  # the id was reused by a process of another group
-            return False
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def _ours(pgid: int, folder: Path) -> bool:
+    """Whether `pgid` still leads a group working in `folder` (ids get reused)."""
+    try:
+        if os.getpgid(pgid) != pgid:
+            return False
+        cwd = Path(f"/proc/{pgid}/cwd")
+        # Where /proc exists (Linux) the leader must be working in this task's checkout;
+        # elsewhere (macOS) the group id and the file removed after each build must do.
+        return not Path("/proc/self").exists() or folder.resolve() in cwd.resolve().parents
+    except (ProcessLookupError, PermissionError, OSError):
+        return False
 
 
 def _fresh(job: BuildJob) -> tuple[Path, Path]:
@@ -75,14 +86,19 @@ async def _run(job: BuildJob, workspace: Path, output: Path) -> CommandResult:
     argv = expand(s.command, {"workspace": str(workspace), "output": str(output),
                               "commit": src.commit, "branch": src.branch or ""})
 
-    def started(pid: int) -> None:
-        (job.folder / PID_FILE).write_text(f"{socket.gethostname()} {pid}\n")
+    pid_file = job.folder / PID_FILE
 
-    return await run_command(argv, cwd=workspace, log=job.folder / "build.log", env=clean_env(),
-                             timeout=s.timeout, cancelled=job.ctx.cancelled,
-                             max_log_bytes=s.log_max_bytes, tail_bytes=s.log_tail_bytes,
-                             heartbeat=job.ctx.heartbeat, beat_every=_beat_every(job),
-                             on_start=started)
+    def started(pid: int) -> None:
+        pid_file.write_text(f"{socket.gethostname()} {pid}\n")
+
+    try:
+        return await run_command(
+            argv, cwd=workspace, log=job.folder / "build.log", env=clean_env(),
+            timeout=s.timeout, cancelled=job.ctx.cancelled, max_log_bytes=s.log_max_bytes,
+            tail_bytes=s.log_tail_bytes, heartbeat=job.ctx.heartbeat,
+            beat_every=_beat_every(job), on_start=started)
+    finally:  # the group is gone: only a worker killed mid-build leaves the file behind
+        pid_file.unlink(missing_ok=True)
 
 
 def _beat_every(job: BuildJob) -> float:

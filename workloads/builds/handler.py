@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from taskqueue import Approval, Decision, Fail, Handler, Outcome, Task, TaskContext
+from taskqueue import Approval, ConfigError, Decision, Fail, Handler, Outcome, Task, TaskContext
 from workloads.builds.build import build_stage
 from workloads.builds.checkpoints import Checkpoint, env_checkpoint
 from workloads.builds.git import CheckoutError
@@ -27,9 +27,11 @@ def make_handler(settings: Callable[[], BuildSettings] | BuildSettings, publishe
     """A handler for one build capability (settings read at each slice when a callable)."""
 
     async def handler(task: Task, ctx: TaskContext) -> Outcome:
-        current = settings() if callable(settings) else settings
         try:
+            current = settings() if callable(settings) else settings
             job = BuildJob(task, ctx, current, publisher, checkpoint)
+        except ConfigError as exc:
+            return Fail(str(exc), retryable=False)
         except CheckoutError as exc:
             return Fail(f"bad payload: {exc}", retryable=False)
         return await run(job)

@@ -41,6 +41,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "command": ["rojo", "build", "{workspace}", "--output", "{output}/place.rbxl"],
         "artifacts": ["*.rbxl", "*.rbxlx"],
         "base_url": "https://apis.roblox.com",
+        # The publish reads the place into memory (it hashes the bytes it sends).
+        "max_artifact_bytes": 100_000_000,
     },
 }
 

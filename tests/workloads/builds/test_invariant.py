@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from taskqueue import Handler, Reaper, Status, TaskQueue, TickReport
 from tests.taskqueue.worker_helpers import ROOT, wait_for, wait_status
 from workloads.builds.checkpoints import CRASH_DIR_ENV, CRASH_ENV, POINTS
 from workloads.builds.handler import make_handler
+from workloads.builds.ios import TestFlight
 from workloads.builds.roblox import OpenCloud
 from workloads.builds.settings import BuildSettings
 
@@ -48,9 +50,10 @@ class Crasher:
             await asyncio.Future()  # the worker is dead from here on
 
 
-async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher) -> TickReport | None:
+async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher,
+                 capability: str) -> TickReport | None:
     """One tick; None when the worker died in it (then its task has been reaped)."""
-    running = asyncio.create_task(tick(queue, handler))
+    running = asyncio.create_task(tick(queue, handler, capability))
     hit = asyncio.create_task(crasher.hit.wait())
     await asyncio.wait({running, hit}, return_when=asyncio.FIRST_COMPLETED)
     hit.cancel()
@@ -64,55 +67,78 @@ async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher) -> TickRe
     return None
 
 
-async def _answer(queue: TaskQueue, cloud: FakeOpenCloud, task_id: int) -> None:
-    """A truthful person: approve the publish; asked "upload again?", say what Roblox has."""
+class Target:
+    """Where a platform publishes: its handler and the checksums it published so far."""
+
+    def __init__(self, platform: str, cloud: FakeOpenCloud, tmp_path: Path,
+                 roblox: Callable[..., BuildSettings], ios: Callable[..., BuildSettings]) -> None:
+        self.platform, self.cloud, self.uploads = platform, cloud, tmp_path / "uploads.count"
+        self.capability = "roblox_build" if platform == "roblox" else "ios_build"
+        self.settings, self.publisher = (roblox(), OpenCloud()) if platform == "roblox" \
+            else (ios(), TestFlight())
+
+    def handler(self, crasher: Crasher) -> Handler:
+        return make_handler(self.settings, self.publisher, checkpoint=crasher)
+
+    def published(self) -> list[str]:
+        if self.platform == "roblox":
+            return [p.sha256 for p in self.cloud.published]
+        lines = self.uploads.read_text().splitlines() if self.uploads.exists() else []
+        return [json.loads(line)["sha256"] for line in lines]
+
+
+async def _answer(queue: TaskQueue, target: Target, task_id: int, before: int) -> None:
+    """A truthful person: approve the publish; asked "upload again?", say what is live."""
     task = await queue.task_get(task_id)
     assert task.approval is not None and task.approval.request["kind"] == "build_publish"
-    if task.approval.request["step"] == "publish" or not cloud.published:
+    if task.approval.request["step"] == "publish" or len(target.published()) == before:
         await queue.approval_decide_for_task(task_id, "approved", "alice")
     else:
         await queue.approval_decide_for_task(task_id, "revised", "alice", "it is live")
 
 
-async def _run_to_the_end(queue: TaskQueue, cloud: FakeOpenCloud, handler: Handler,
-                          crasher: Crasher, task_id: int, before: int = 0) -> None:
+async def _run_to_the_end(queue: TaskQueue, target: Target, crasher: Crasher, task_id: int,
+                          before: int = 0) -> None:
+    handler = target.handler(crasher)
     for _ in range(40):
-        report = await _slice(queue, handler, crasher)
-        published = await assert_published_only_approved(queue, cloud, *range(1, task_id + 1))
+        report = await _slice(queue, handler, crasher, target.capability)
+        published = await assert_published_only_approved(queue, target.published(),
+                                                         *range(1, task_id + 1))
         assert published - before <= 1
         if report is not None and report.task_id is None:
             task = await queue.task_get(task_id)
             if task.status == Status.SUCCEEDED:
                 return
             assert task.status == Status.NEEDS_APPROVAL, (task.status, task.last_error)
-            await _answer(queue, cloud, task_id)
+            await _answer(queue, target, task_id, before)
     raise AssertionError("the task did not finish")
 
 
+@pytest.mark.parametrize("platform", ["roblox", "ios"])
 async def test_a_worker_dying_at_any_point_publishes_once_and_builds_once_more_at_most(
-        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, tmp_path: Path,
-        roblox_settings: Callable[..., BuildSettings]) -> None:
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, tmp_path: Path, platform: str,
+        roblox_settings: Callable[..., BuildSettings],
+        ios_settings: Callable[..., BuildSettings]) -> None:
+    target = Target(platform, cloud, tmp_path, roblox_settings, ios_settings)
     everywhere = [p for p in POINTS if p != "publish.end"]
     crasher = Crasher(everywhere)
-    handler = make_handler(roblox_settings(), OpenCloud(), checkpoint=crasher)
-    first = (await queue.task_enqueue(CAP, repo.payload(), max_attempts=50)).id
-    await _run_to_the_end(queue, cloud, handler, crasher, first)
+    first = (await queue.task_enqueue(target.capability, repo.payload(), max_attempts=50)).id
+    await _run_to_the_end(queue, target, crasher, first)
     assert crasher.fired == everywhere
-    assert len(cloud.published) == 1
+    assert len(target.published()) == 1
     # Only the death before the build's state was saved built again.
     assert builds_started(tmp_path) == 2
     result = (await queue.task_get(first)).result
     assert result is not None and result["confirmed_by"] == "alice"
 
     crasher = Crasher(["publish.end"])  # the result was saved: no need to ask
-    handler = make_handler(roblox_settings(), OpenCloud(), checkpoint=crasher)
-    second = (await queue.task_enqueue(CAP, repo.payload(repo.first), max_attempts=50)).id
-    await _run_to_the_end(queue, cloud, handler, crasher, second, before=1)
-    assert crasher.fired == ["publish.end"] and len(cloud.published) == 2
+    second = (await queue.task_enqueue(target.capability, repo.payload(repo.first),
+                                       max_attempts=50)).id
+    await _run_to_the_end(queue, target, crasher, second, before=1)
+    assert crasher.fired == ["publish.end"] and len(target.published()) == 2
     result = (await queue.task_get(second)).result
     assert result is not None and result["confirmed_by"] is None
-    assert result["published"]["versionNumber"] == 2
-    assert await assert_published_only_approved(queue, cloud, first, second) == 2
+    assert await assert_published_only_approved(queue, target.published(), first, second) == 2
 
 
 def _config(tmp_path: Path, cloud: FakeOpenCloud, mode: str) -> Path:
@@ -179,7 +205,8 @@ async def test_signoff_workers_killed_mid_build_and_mid_publish_publish_once(
                 w.terminate()
                 await asyncio.to_thread(w.wait)
     assert len(cloud.published) == 1 and builds_started(tmp_path) == 2, log.read_text()
-    assert await assert_published_only_approved(queue, cloud, task_id) == 1
+    assert await assert_published_only_approved(
+        queue, [p.sha256 for p in cloud.published], task_id) == 1
     assert task.result is not None and task.result["confirmed_by"] == "alice"
 
 

@@ -42,6 +42,8 @@ async def test_a_build_parks_then_publishes_once_after_approve(
     detail = await queue.task_detail(task_id)
     log = detail.approvals[-1].attachments[0]
     assert log.filename == "build-log-tail.txt" and log.content_type.startswith("text/plain")
+    tail = (await queue.attachment_get(log.id)).data or b""
+    assert b"source: first version" in tail and b"wrote place.rbxlx" in tail
 
     await queue.approval_decide_for_task(task_id, "approved", "alice")
     assert (await tick(queue, handler)).outcome == "done"
@@ -76,17 +78,19 @@ async def test_a_4xx_fails_for_good_with_a_bounded_message_and_publishes_nothing
 async def test_a_wrong_key_is_a_401_and_429_and_5xx_are_retried_after_retry_after(
         queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, monkeypatch: pytest.MonkeyPatch,
         roblox_settings: Callable[..., BuildSettings]) -> None:
-    handler = make_handler(roblox_settings(), OpenCloud())
+    handler = make_handler(roblox_settings(retry_after_cap=30), OpenCloud())
     task_id = (await queue.task_enqueue(CAP, repo.payload())).id
     await _parked(queue, handler, task_id)
     await queue.approval_decide_for_task(task_id, "approved", "alice")
-    cloud.script += [(429, {"Retry-After": "3600"}, "slow down"), (503, {}, "unavailable")]
-    for _ in range(2):
+    cloud.script += [(429, {"Retry-After": "7"}, "slow down"), (503, {"Retry-After": "3600"},
+                                                                 "unavailable")]
+    for wanted in (7, 30):  # Retry-After is honoured, up to the cap
         report = await tick(queue, handler)
         assert report.outcome == "released", report
         task = await queue.task_get(task_id)
-        # Retry-After is honoured up to the cap (0.2 s in these settings).
-        assert (task.run_after - task.updated_at).total_seconds() < 1
+        assert wanted - 1 < (task.run_after - task.updated_at).total_seconds() <= wanted
+        assert task.state["publish_retries"] == 1 + (wanted == 30)
+        assert "publish_started" not in task.state
         await ready(queue)
     assert (await tick(queue, handler)).outcome == "done"
     assert cloud.requests == 3 and len(cloud.published) == 1
