@@ -5,7 +5,7 @@ later (parking, publishing) never builds again.
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import os
 import re
 import shutil
@@ -66,11 +66,12 @@ def _ours(pgid: int, folder: Path) -> bool:
         return False
 
 
-def _fresh(job: BuildJob) -> tuple[Path, Path]:
+async def _fresh(job: BuildJob) -> tuple[Path, Path]:
     folder = job.folder
     if kill_leftover(folder):
         job.ctx.log.warning("killed a build left running by a dead worker")
-    shutil.rmtree(folder, ignore_errors=True)
+    # A checkout with its build products can be gigabytes: off the loop, so heartbeats run.
+    await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
     output = folder / "out"
     output.mkdir(parents=True)
     return folder / "src", output
@@ -95,19 +96,17 @@ async def _run(job: BuildJob, workspace: Path, output: Path) -> CommandResult:
         return await run_command(
             argv, cwd=workspace, log=job.folder / "build.log", env=clean_env(),
             timeout=s.timeout, cancelled=job.ctx.cancelled, max_log_bytes=s.log_max_bytes,
-            tail_bytes=s.log_tail_bytes, heartbeat=job.ctx.heartbeat,
-            beat_every=_beat_every(job), on_start=started)
+            tail_bytes=s.log_tail_bytes, heartbeat=job.heartbeat,
+            beat_every=job.beat_every, on_start=started)
     finally:  # the group is gone: only a worker killed mid-build leaves the file behind
         pid_file.unlink(missing_ok=True)
 
 
-def _beat_every(job: BuildJob) -> float:
-    return max((job.ctx.lease or 30.0) / 3, 0.5)
-
-
 def _collect(job: BuildJob, output: Path) -> list[Path] | str:
     """The output's files matching the globs; a message when they cannot be published."""
-    found = sorted({p for g in job.settings.artifacts for p in output.glob(g) if p.is_file()})
+    # Symlinks are not followed: a build must not hand over a file from outside its output.
+    found = sorted({p for g in job.settings.artifacts for p in output.glob(g)
+                    if p.is_file() and not p.is_symlink()})
     if not found:
         return f"the build produced no file matching {', '.join(job.settings.artifacts)}"
     too_big = [p.name for p in found if p.stat().st_size > job.settings.max_artifact_bytes]
@@ -122,7 +121,7 @@ def _collect(job: BuildJob, output: Path) -> list[Path] | str:
 
 async def build_stage(job: BuildJob) -> Outcome | None:
     """Check out, build, store. None when built (the caller parks); else the outcome."""
-    workspace, output = _fresh(job)
+    workspace, output = await _fresh(job)
     try:
         head = await checkout(job.source, workspace, timeout=job.settings.git_timeout)
         await job.stage_event("building", commit=head)
@@ -148,14 +147,14 @@ async def _store(job: BuildJob, head: str, output: Path, result: CommandResult
     if isinstance(files, str):
         await job.stage_event("build_failed", why="artifacts")
         return Fail(files, retryable=False)
-    stored = [job.store.put(p, p.name) for p in files]
+    stored = [await asyncio.to_thread(job.store.put, p, p.name) for p in files]
     await job.checkpoint("build.middle")
     job.state.update(stage="park", build=_summary(job, head, result, stored))
     await job.save()
     await job.stage_event("built", sha256=stored[0].sha256, seconds=round(result.duration, 1))
     await job.checkpoint("build.end")
-    with contextlib.suppress(OSError):
-        shutil.rmtree(job.folder / "src")  # the log stays for whoever looks at the host
+    # The log stays for whoever looks at the host; the checkout goes.
+    await asyncio.to_thread(shutil.rmtree, job.folder / "src", ignore_errors=True)
     return None
 
 

@@ -81,7 +81,7 @@ async def _git(args: list[str], cwd: Path | None, timeout: float) -> str:
 async def checkout(source: Source, workspace: Path, *, timeout: float) -> str:
     """Clone into an empty `workspace`, detach at the commit, return the verified HEAD."""
     if workspace.exists():
-        shutil.rmtree(workspace)
+        await asyncio.to_thread(shutil.rmtree, workspace)
     workspace.parent.mkdir(parents=True, exist_ok=True)
     branch = ["--branch", source.branch] if source.branch else []
     try:

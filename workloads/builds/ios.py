@@ -54,7 +54,7 @@ class TestFlight:
                 argv, cwd=job.folder, log=job.folder / "upload.log", env=clean_env(key),
                 timeout=s.upload_timeout, cancelled=job.ctx.cancelled,
                 max_log_bytes=s.log_max_bytes, tail_bytes=s.log_tail_bytes,
-                heartbeat=job.ctx.heartbeat, beat_every=max((job.ctx.lease or 30) / 3, 0.5))
+                heartbeat=job.heartbeat, beat_every=job.beat_every)
         except CommandError as exc:
             raise PublishError(f"upload: {exc}", retryable=False) from None
         last = tail_text(result.tail).strip().splitlines()[-3:]

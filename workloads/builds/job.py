@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from taskqueue import Release, Task, TaskContext
+from taskqueue import LeaseLost, Release, Task, TaskContext, TaskNotFound
 from workloads.builds.checkpoints import Checkpoint, env_checkpoint
 from workloads.builds.git import Source, source_from_payload
 from workloads.builds.settings import BuildSettings
@@ -68,6 +68,21 @@ class BuildJob:
     def folder(self) -> Path:
         """This task's scratch folder: the checkout, the output folder and the build log."""
         return self.settings.work_dir / f"{self.task.capability}-{self.task.id}"
+
+    async def heartbeat(self) -> None:
+        """Extend the lease while a command runs. A lost lease raises (the command is
+        killed); a database that is away does not: the runtime's heartbeat keeps trying."""
+        try:
+            await self.ctx.heartbeat()
+        except (LeaseLost, TaskNotFound):
+            raise
+        except Exception as exc:
+            self.ctx.log.warning("heartbeat failed, the build goes on: %s", exc)
+
+    @property
+    def beat_every(self) -> float:
+        """How often a running command heartbeats: a third of the lease."""
+        return max((self.ctx.lease or 30.0) / 3, 0.5)
 
     async def save(self) -> None:
         """Save the state now, fenced on this claim (LeaseLost if another worker has it)."""

@@ -113,3 +113,19 @@ async def test_a_bad_payload_or_setting_fails_for_good(
     assert (await tick(queue, handler)).outcome == "failed"
     task = await queue.task_get(other)
     assert task.status == Status.FAILED and "never a shell string" in (task.last_error or "")
+
+
+async def test_a_symlink_out_of_the_output_folder_is_not_collected(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud, tmp_path: Path,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    secret = tmp_path / "secret.rbxl"
+    secret.write_text("not yours")
+    link = (sys.executable, "-c", "import os, sys; os.symlink(sys.argv[1], sys.argv[2])",
+            str(secret), "{output}/place.rbxl")
+    handler = make_handler(roblox_settings(command=link), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    assert (await tick(queue, handler)).outcome == "failed"
+    task = await queue.task_get(task_id)
+    assert "produced no file matching" in (task.last_error or "")
+    assert not list((tmp_path / "store").rglob("*")) or \
+        all(p.is_dir() for p in (tmp_path / "store").rglob("*"))
