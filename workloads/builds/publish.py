@@ -59,8 +59,9 @@ async def publish_stage(job: BuildJob) -> Outcome:
     except NotApproved as exc:
         await job.stage_event("publish_refused", reason=str(exc))
         return Fail(f"refusing to publish: {exc}", retryable=False)
-    except OSError:
+    except OSError:  # the stored file is gone: build again; the new one needs a new approve
         await job.stage_event("artifact_missing")
+        job.state.pop("approved")
         job.state.update(stage="build")
         return job.release()
     except PublishError as exc:  # not ready to send (no key, no place id): nothing was sent
