@@ -29,6 +29,7 @@ CAPABILITY = "roblox_build"
 KEY_ENV = "SIGNOFF_ROBLOX_API_KEY"
 CONTENT_TYPES = {".rbxl": "application/octet-stream", ".rbxlx": "application/xml"}
 MAX_MESSAGE = 300
+MAX_BODY = 64 * 1024  # of an answer read (a success is a few bytes)
 _UNSAFE = re.compile(r"[^\x20-\x7e]+")
 
 
@@ -75,10 +76,11 @@ class OpenCloud:
                    "Content-Type": CONTENT_TYPES[Path(artifact.name).suffix.lower()]}
         timeout = aiohttp.ClientTimeout(total=s.publish_timeout)
         try:
+            # No redirects: the key must not follow a 3xx to another host.
             async with aiohttp.ClientSession(timeout=timeout) as session, session.post(
                     url, params={"versionType": s.version_type}, data=payload,
-                    headers=headers) as resp:
-                body = await resp.text(errors="replace")
+                    headers=headers, allow_redirects=False) as resp:
+                body = (await resp.content.read(MAX_BODY)).decode("utf-8", "replace")
                 return _answer(resp.status, resp.headers.get("Retry-After"), body, key)
         except aiohttp.ClientConnectorError as exc:  # no connection: nothing was sent
             raise PublishError(f"cannot connect to {s.base_url}: {sanitized(str(exc), key)}",

@@ -2,7 +2,8 @@
 
 `POST /universes/v1/{universeId}/places/{placeId}/versions?versionType=Published` with
 `x-api-key` and the place file as the body; answers `{"versionNumber": N}`. Scripted
-failures (status, headers, body) are answered first, one per request, without publishing.
+failures (status, headers, body) are answered first, one per request, without publishing;
+status 0 publishes and then drops the connection before answering.
 """
 
 from __future__ import annotations
@@ -43,13 +44,16 @@ class FakeOpenCloud:
         if ctype not in ("application/octet-stream", "application/xml"):
             return web.json_response({"message": f"bad content type {ctype}"}, status=400)
         body = await request.read()
-        if self.script:
-            status, headers, text = self.script.pop(0)
+        status, headers, text = self.script.pop(0) if self.script else (200, {}, "")
+        if status not in (0, 200):
             return web.Response(status=status, headers=headers, text=text)
         self.published.append(Published(
             request.match_info["universe"], request.match_info["place"],
             request.query.get("versionType", ""), ctype, hashlib.sha256(body).hexdigest(),
             len(self.published) + 1))
+        if status == 0:  # published, but the connection drops before the answer
+            assert request.transport is not None
+            request.transport.close()
         return web.json_response({"versionNumber": len(self.published)})
 
 

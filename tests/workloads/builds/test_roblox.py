@@ -167,3 +167,29 @@ async def test_the_request_renders_escaped_through_the_bot(
     assert "&lt;b&gt;bold&lt;/b&gt; &amp;" in text  # the build log's tail, escaped
     assert str(request["sha256"]) in text and "place.rbxlx" in text
     assert "Roblox place 222 (universe 111)" in text and evil in text
+
+
+async def test_no_connection_is_retried_but_a_lost_answer_asks_before_uploading_again(
+        queue: TaskQueue, repo: Repo, cloud: FakeOpenCloud,
+        roblox_settings: Callable[..., BuildSettings]) -> None:
+    nowhere = make_handler(roblox_settings(base_url="http://127.0.0.1:9"), OpenCloud())
+    task_id = (await queue.task_enqueue(CAP, repo.payload())).id
+    await _parked(queue, nowhere, task_id)
+    await queue.approval_decide_for_task(task_id, "approved", "alice")
+    assert (await tick(queue, nowhere)).outcome == "released"
+    assert "publish_started" not in (await queue.task_get(task_id)).state
+    await ready(queue)
+
+    handler = make_handler(roblox_settings(), OpenCloud())
+    cloud.script.append((0, {}, ""))  # published, then the connection drops
+    assert (await tick(queue, handler)).outcome == "parked"
+    task = await queue.task_get(task_id)
+    assert task.approval is not None and task.approval.request["step"] == "republish"
+    assert "ServerDisconnectedError" in task.approval.request["warning"]
+    assert len(cloud.published) == 1
+    await queue.approval_decide_for_task(task_id, "revised", "alice", "version 1 is live")
+    assert (await tick(queue, handler)).outcome == "done"
+    task = await queue.task_get(task_id)
+    assert task.result is not None and task.result["confirmed_by"] == "alice"
+    assert task.result["published"] == {"unconfirmed": True, "note": "version 1 is live"}
+    assert len(cloud.published) == 1
