@@ -19,12 +19,18 @@ from typing import Any
 
 from workloads.builds.process import clean_env
 
-__all__ = ["CheckoutError", "Source", "checkout", "source_from_payload"]
+__all__ = ["CheckoutError", "Source", "checkout", "shown_repository", "source_from_payload"]
 
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
 MAX_REPO = 2000
+_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/@\s]*@", re.IGNORECASE)
 _GIT = ("git", "-c", "protocol.ext.allow=never", "-c", "advice.detachedHead=false")
+
+
+def shown_repository(text: str) -> str:
+    """Text without the credentials a URL may carry (`https://user:token@host/…`)."""
+    return _USERINFO.sub(r"\1", text)
 
 
 class CheckoutError(Exception):
@@ -74,7 +80,8 @@ async def _git(args: list[str], cwd: Path | None, timeout: float) -> str:
         raise
     if proc.returncode != 0:
         last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        raise CheckoutError(f"git {args[0]} failed: {last[0][:300]}", retryable=True)
+        raise CheckoutError(f"git {args[0]} failed: {shown_repository(last[0])[:300]}",
+                            retryable=True)
     return out.decode("utf-8", "replace").strip()
 
 

@@ -6,11 +6,11 @@ question asked when a worker died around an upload.
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
 from taskqueue import NewAttachment, Outcome, Park
+from workloads.builds.git import shown_repository
 from workloads.builds.job import BuildJob
 from workloads.builds.store import Artifact, sha256_file
 
@@ -27,14 +27,6 @@ REPUBLISH_HELP = ("Approve: upload this artifact again. Revise: do not upload ag
 UNKNOWN = ("the worker stopped after recording that it was about to publish and before "
            "recording the result; Open Cloud and TestFlight take no idempotency key, so it "
            "will not upload again without you")
-_USERINFO = re.compile(r"(^[a-z][a-z0-9+.-]*://)[^/@]*@", re.IGNORECASE)
-
-
-def shown_repository(repository: str) -> str:
-    """The repository without credentials a URL may carry (`https://user:token@host/…`)."""
-    return _USERINFO.sub(r"\1", repository)
-
-
 def request_for(job: BuildJob, artifact: Artifact, sha256: str, step: str,
                 warning: str | None) -> dict[str, Any]:
     """The request's JSON: everything the template shows, and the checksum approved."""

@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from workloads.builds.git import CheckoutError, Source, checkout, source_from_payload
-from workloads.builds.review import shown_repository
+from workloads.builds.git import (
+    CheckoutError,
+    Source,
+    checkout,
+    shown_repository,
+    source_from_payload,
+)
 
 from .conftest import Repo, git
 
@@ -46,3 +51,6 @@ def test_credentials_in_a_url_are_not_shown() -> None:
     assert shown_repository("https://bot:ghp_secret@github.com/o/r.git") == \
         "https://github.com/o/r.git"
     assert shown_repository("/srv/git/game") == "/srv/git/game"
+    # git's own messages (older versions do not redact them) go through it too.
+    assert shown_repository("fatal: repository 'https://bot:tok@h.example/r/' not found") == \
+        "fatal: repository 'https://h.example/r/' not found"
