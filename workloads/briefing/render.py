@@ -9,7 +9,7 @@ template uses only the tags Telegram shows (<b> <i> <code>). When the HTML is lo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -70,18 +70,19 @@ def _reaper(b: Briefing) -> str:
     return f"last ran {when(at, b.now)} ({age(at, b.now)} ago){': ' + did if did else ''}"
 
 
-def view(b: Briefing, limit: int) -> dict[str, Any]:
-    """What both templates show, with every list at most `limit` long."""
+def view(b: Briefing, limit: int, rows: int = MAX_ROWS,
+         questions: int | None = None) -> dict[str, Any]:
+    """What both templates show: `limit` tasks per outcome, `rows` workloads and producers,
+    `questions` open questions (default `limit`)."""
     caps: dict[str, list[Group]] = {}
     for g in b.groups:
         caps.setdefault(g.capability, []).append(g)
-    rows = min(MAX_ROWS, max(limit, 5))
     workloads = [_workload(cap, groups, limit) for cap, groups in list(caps.items())[:rows]]
     signals = [{"icon": "🔥" if s.firing else "🟢", "name": s.name, "count": s.count,
                 "meaning": s.meaning, "threshold": s.threshold}
                for s in (b.signals.incident, b.signals.nudge)]
     waiting = [{"id": i.id, "capability": i.capability, "name": i.name, "age": i.age}
-               for i in b.waiting[:limit]]
+               for i in b.waiting[:limit if questions is None else questions]]
     return {
         "day": _day(b.day), "covers": _day(b.covers), "timezone": b.timezone,
         "empty": b.empty, "workloads": workloads, "more_workloads": len(caps) - len(workloads),
@@ -93,14 +94,22 @@ def view(b: Briefing, limit: int) -> dict[str, Any]:
     }
 
 
+def _sizes(most: int) -> list[tuple[int, int, int]]:
+    """(tasks per outcome, workloads, questions) to try, longest first. What waits on you
+    is cut last: first the finished tasks' names, then workloads, then questions."""
+    return ([(n, MAX_ROWS, most) for n in range(most, -1, -1)]
+            + [(0, r, most) for r in (15, 8, 4)]
+            + [(0, 4, q) for q in range(most - 1, -1, -1)])
+
+
 def render(b: Briefing, settings: BriefingSettings) -> Rendered:
-    """Both versions, lists shortened until the HTML fits `settings.max_chars`."""
-    limit = settings.max_items
-    while True:
-        doc = view(b, limit)
-        html = _HTML.get_template("briefing.html.j2").render(**doc).strip()
-        if len(html) <= settings.max_chars or limit == 0:
+    """Both versions, lists shortened until the HTML fits `settings.max_chars` (past the
+    shortest, the Telegram channel sends it as a document)."""
+    template = _HTML.get_template("briefing.html.j2")
+    for limit, rows, questions in _sizes(settings.max_items):
+        doc = view(b, limit, rows, questions)
+        html = template.render(**doc).strip()
+        if len(html) <= settings.max_chars:
             break
-        limit //= 2
     text = _TEXT.get_template("briefing.txt.j2").render(**doc).strip()
     return Rendered(f"Briefing · {_day(b.day)}", text, html, limit)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
 from taskqueue import TaskQueue
+from tests.bot.fake_telegram import FakeTelegram
 
 from .seed import Seeded, seed, write_config
 
@@ -27,3 +29,12 @@ def today() -> date:
 @pytest.fixture
 async def seeded(queue: TaskQueue, today: date) -> Seeded:
     return await seed(queue, today)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegram]:
+    """The fake Telegram Bot API on 127.0.0.1 (tests/bot/fake_telegram.py)."""
+    server = FakeTelegram()
+    await server.start()
+    yield server
+    await server.stop()

@@ -109,6 +109,7 @@ async def test_a_very_long_day_fits_one_telegram_message(
     assert len(html) <= 4000 < 4096
     assert "… and " in html and "more workloads" in html
     assert "Waiting on you (60)" in html and "signoff ls --status needs_approval" in html
+    assert html.count("signoff approve ") == 8  # what waits on you is cut last
     assert set(TAGS.findall(html)) <= TELEGRAM_TAGS
     assert html.count("<b>") == html.count("</b>") and html.count("<code>") == html.count(
         "</code>")
