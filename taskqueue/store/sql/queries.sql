@@ -296,6 +296,21 @@ WITH t AS (
 )
 SELECT * FROM t;
 
+-- name: task_list_finished
+-- Tasks that finished in [since, until): per (capability, status) the latest `per_group`,
+-- each row with its group's total (a daily report shows counts and a few names).
+SELECT * FROM (
+    SELECT t.*,
+           count(*) OVER (PARTITION BY capability, status)::int AS group_total,
+           row_number() OVER (PARTITION BY capability, status
+                              ORDER BY finished_at DESC, id DESC) AS group_rank
+    FROM tasks t
+    WHERE finished_at >= %(since)s AND finished_at < %(until)s
+      AND status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+) f
+WHERE group_rank <= %(per_group)s
+ORDER BY capability, status, finished_at DESC, id DESC;
+
 -- name: approval_latest_many
 SELECT DISTINCT ON (task_id) * FROM approvals
 WHERE task_id = ANY(%(task_ids)s)
