@@ -41,17 +41,26 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = query.message if isinstance(query.message, Message) else None
     checked = await _check_tap(d, query, message)
     if isinstance(checked, Refusal):
-        # Answered exactly once, with the refusal, so the person sees it at the button too.
-        await query.answer(f"⛔ {checked.reason}"[:MAX_ANSWER], show_alert=False)
+        await answer(query, checked)
         await refuse(d, checked, query.from_user, message, data=query.data)
         return
-    await query.answer()
     tap, task_id = checked
     assert message is not None
     if tap.decision is Decision.REVISED:
+        await query.answer()
         await _ask_note(d, query.from_user, message, tap.approval_id, task_id)
         return
-    await decide(d, tap.approval_id, task_id, tap.decision, query.from_user, message)
+    await decide(d, tap.approval_id, task_id, tap.decision, query.from_user, message,
+                 query=query)
+
+
+async def answer(query: CallbackQuery, refusal: Refusal | None = None) -> None:
+    """Answer a tap exactly once: empty when it worked, else with the refusal's words, so
+    the person sees them at the button too."""
+    if refusal is None:
+        await query.answer()
+    else:
+        await query.answer(f"⛔ {refusal.reason}"[:MAX_ANSWER], show_alert=False)
 
 
 async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -107,8 +116,11 @@ async def _check_tap(d: Deps, query: CallbackQuery,
 
 
 async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, user: User,
-                 message: Message, note: str | None = None) -> bool:
-    """Record the decision; tell the loser of a race who won, or that it expired."""
+                 message: Message, note: str | None = None,
+                 query: CallbackQuery | None = None) -> bool:
+    """Record the decision; tell the loser of a race who won, or that it expired (a tap's
+    `query` is answered once the outcome is known)."""
+    refusal: Refusal | None = None
     try:
         await d.queue.approval_decide(approval_id, decision, who(user), note)
     except AlreadyDecided as exc:
@@ -117,7 +129,9 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
         refusal = Refusal("this approval has expired; nothing was decided", task_id)
     except Conflict as exc:
         refusal = Refusal(str(exc), task_id)
-    else:
+    if query is not None:
+        await answer(query, refusal)
+    if refusal is None:
         d.revising.pop((message.chat_id, user.id), None)
         log.info("approval decided task=%s approval=%s decision=%s by=%s", task_id,
                  approval_id, decision.value, who(user))

@@ -135,6 +135,9 @@ async def test_two_taps_at_once_yield_one_decision_and_the_other_is_told_who(
     assert len(decided) == 1
     winner = "Alice" if decided[0].actor == "telegram:11:Alice" else "Bob"
     assert f"by {winner}" in refusal[0].params["text"]
+    await fake.wait_for(lambda: len(_answers(fake)) == 2)
+    texts = sorted(a.get("text", "") for a in _answers(fake))
+    assert texts[0] == "" and texts[1].startswith("⛔ this was already") and winner in texts[1]
     assert len(await events(queue, approval.task_id, "refused")) == 1
     await fake.wait_for(lambda: not fake.sent_with_buttons())
 
