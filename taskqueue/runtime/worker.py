@@ -7,8 +7,9 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
@@ -36,15 +37,21 @@ def default_worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# Told of every finished slice: capability, outcome (SliceReport.outcome) and seconds.
+SliceObserver = Callable[[str, str, float], None]
+
+
 @dataclass(frozen=True)
 class WorkerConfig:
-    """A pool's settings: slots, the polling fallback, the shutdown grace and its name."""
+    """A pool's settings: slots, the polling fallback, the shutdown grace and its name;
+    `on_slice` (optional) is called after each slice, e.g. to feed a metrics histogram."""
 
     concurrency: int = 1
     poll_interval: float = DEFAULT_POLL_INTERVAL
     grace: float = DEFAULT_GRACE
     name: str = field(default_factory=default_worker_name)
     listen: bool = True
+    on_slice: SliceObserver | None = None
 
 
 class _Health:
@@ -170,14 +177,26 @@ class WorkerPool:
 
     async def _run(self, task: Task, run: CapabilityRun) -> None:
         self._running += 1
+        started = time.monotonic()
+        outcome = "crashed"
         try:
-            self.reports.append(
-                await run_slice(self.queue, task, run, self.name, self.stopping))
+            report = await run_slice(self.queue, task, run, self.name, self.stopping)
+            self.reports.append(report)
             self.slices += 1
+            outcome = report.outcome
         except Exception:
             log.exception("slice crashed task=%s worker=%s", task.id, self.name)
         finally:
             self._running -= 1
+            self._observe(run.capability, outcome, time.monotonic() - started)
+
+    def _observe(self, capability: str, outcome: str, seconds: float) -> None:
+        if self.config.on_slice is None:
+            return
+        try:
+            self.config.on_slice(capability, outcome, seconds)
+        except Exception:  # an observer's bug must not stop the slot
+            log.exception("slice observer failed worker=%s", self.name)
 
     async def _idle(self, wake: asyncio.Event, delay: float) -> None:
         with contextlib.suppress(TimeoutError):
