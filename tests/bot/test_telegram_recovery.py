@@ -92,7 +92,7 @@ async def test_a_service_killed_while_holding_rows_delivers_them_seconds_after_r
     finally:
         stop(second)
     print(f"\nrestart to all 3 delivered: {took:.1f}s")
-    assert took < 20, out.read_text()
+    assert took < 12, out.read_text()
     assert sorted(requests_sent(fake)) == sorted(set(requests_sent(fake)))
 
 
