@@ -42,6 +42,7 @@ from taskqueue.maintenance.endpoints import (
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
+from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
 from taskqueue.runtime.handler import (
     Done,
     Fail,
@@ -97,6 +98,7 @@ __all__ = [
     "Capability",
     "CapabilityConfig",
     "CapabilityRun",
+    "Checkpoint",
     "Config",
     "ConfigChecker",
     "ConfigError",
@@ -153,6 +155,7 @@ __all__ = [
     "data_dir",
     "default_worker_name",
     "describe_dsn",
+    "env_crash_points",
     "load_config",
     "load_handler",
     "migrate",

@@ -7,9 +7,7 @@ fires only once (a marker file remembers it), across worker processes.
 
 from __future__ import annotations
 
-import os
-import signal
-from pathlib import Path
+from taskqueue import Checkpoint, env_crash_points
 
 __all__ = ["CRASH_DIR_ENV", "CRASH_ENV", "POINTS", "env_checkpoint"]
 
@@ -23,15 +21,4 @@ POINTS = (
     "send.saved",  # marker saved, the outcome not yet returned
 )
 
-
-async def env_checkpoint(name: str) -> None:
-    """Kill this process with SIGKILL if SIGNOFF_BRIEFING_CRASH_AT names `name` (tests)."""
-    wanted = os.environ.get(CRASH_ENV)
-    if not wanted or name not in {p.strip() for p in wanted.split(",")}:
-        return
-    if folder := os.environ.get(CRASH_DIR_ENV):
-        marker = Path(folder) / name
-        if marker.exists():
-            return
-        marker.touch()
-    os.kill(os.getpid(), signal.SIGKILL)
+env_checkpoint: Checkpoint = env_crash_points("SIGNOFF_BRIEFING")

@@ -7,10 +7,7 @@ point fires once (a marker file remembers it) across many worker processes.
 
 from __future__ import annotations
 
-import os
-import signal
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from taskqueue import Checkpoint, env_crash_points
 
 __all__ = ["CRASH_DIR_ENV", "CRASH_ENV", "POINTS", "Checkpoint", "env_checkpoint"]
 
@@ -28,17 +25,5 @@ POINTS = (
     "publish.end",  # the result saved, Done not returned
 )
 
-Checkpoint = Callable[[str], Awaitable[None]]
 
-
-async def env_checkpoint(name: str) -> None:
-    """Kill this process with SIGKILL if SIGNOFF_BUILDS_CRASH_AT names `name` (test only)."""
-    wanted = os.environ.get(CRASH_ENV)
-    if not wanted or name not in {p.strip() for p in wanted.split(",")}:
-        return
-    if folder := os.environ.get(CRASH_DIR_ENV):
-        marker = Path(folder) / name
-        if marker.exists():
-            return
-        marker.touch()
-    os.kill(os.getpid(), signal.SIGKILL)
+env_checkpoint: Checkpoint = env_crash_points("SIGNOFF_BUILDS")
