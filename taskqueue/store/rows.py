@@ -20,7 +20,6 @@ from taskqueue.store.states import Decision, Status
 
 Row = Mapping[str, Any]
 
-DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 
 _SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
