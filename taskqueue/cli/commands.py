@@ -109,7 +109,7 @@ async def park_cmd(args: Any) -> int:
     if args.json:
         out.print_json(approval.to_json())
     else:
-        print(f"task {args.id} parked: {approval.question} "
+        print(f"task {args.id} parked: {out.safe(approval.question)} "
               f"(expires {out.when(approval.expires_at)})")
     print(approval.id)
     return 0
@@ -142,7 +142,8 @@ async def decide_cmd(args: Any) -> int:
     if args.json:
         out.print_json(approval.to_json())
     else:
-        print(f"task {args.id}: approval {approval.id} {decision} by {approval.decided_by}")
+        print(f"task {args.id}: approval {approval.id} {decision} by "
+              f"{out.safe(approval.decided_by)}")
     return 0
 
 
