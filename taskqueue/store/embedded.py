@@ -56,6 +56,7 @@ def _pgserver() -> Any:
 
 
 def server_owner() -> private.Owner:
+    """Who runs the server: this user, or pgserver's system user when we are root."""
     if os.geteuid() != 0:
         return private.server_owner(None)
     _, utils = _pgserver()
