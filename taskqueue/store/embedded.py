@@ -70,7 +70,7 @@ def start(folder: Path | None = None) -> str:
     The server outlives this process, so the CLI, the service and workers on this machine
     share one server and each start costs nothing after the first. A server whose socket
     folder other users could enter is refused, not used."""
-    folder = folder or data_dir()
+    folder = (folder or data_dir()).resolve()
     pgdata = folder / "pgdata"
     pgserver, _ = _pgserver()
     try:

@@ -7,11 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue import BadInput, ConfigError, NewTask, Status, TaskQueue
+from taskqueue import (
+    BadInput,
+    ConfigError,
+    Done,
+    NewAttachment,
+    NewTask,
+    Park,
+    Status,
+    Task,
+    TaskContext,
+    TaskQueue,
+)
 from taskqueue.config.settings import apply_capabilities, load_config
-from taskqueue.store.checks import DEFAULT_LIMITS, Limits, check_json
+from taskqueue.runtime.handler import Handler, Outcome
+from taskqueue.store.checks import DEFAULT_LIMITS, MAX_ERROR_CHARS, Limits, check_json
 
 from .factories import CAP, claimed, sql, value
+from .worker_helpers import run_of, running_pool, wait_status
 
 
 def deep(depth: int) -> dict[str, object]:
@@ -121,3 +134,30 @@ async def test_the_config_files_limits_become_the_queues(queue: TaskQueue,
     config.write_text("[limits]\nmax_json_depth = \"deep\"\n", "utf-8")
     with pytest.raises(ConfigError, match=r"line 2: limits.max_json_depth: must be a whole"):
         load_config(config)
+
+
+async def _huge_error(task: Task, ctx: TaskContext) -> Outcome:
+    raise RuntimeError("e" * 100_000)
+
+
+async def _huge_result(task: Task, ctx: TaskContext) -> Outcome:
+    return Done({"blob": "x" * (2**20)})
+
+
+async def _bad_name(task: Task, ctx: TaskContext) -> Outcome:
+    return Park("Go?", attachments=(NewAttachment("a\nb.txt", b"text"),))
+
+
+@pytest.mark.parametrize(("handler", "error"), [
+    (_huge_error, "RuntimeError: eeee"),
+    (_huge_result, "invalid outcome: the result is at least 1048580 bytes of JSON"),
+    (_bad_name, "invalid outcome: attachment name 'a\\nb.txt' is not a plain file name"),
+])
+async def test_a_handler_outcome_past_the_limits_fails_the_task_instead(
+        queue: TaskQueue, handler: Handler, error: str) -> None:
+    enq = await queue.task_enqueue(CAP, {}, max_attempts=1)
+    async with running_pool(queue, run_of(handler)):
+        task = await wait_status(queue, enq.id, "failed")
+    assert task.last_error is not None and task.last_error.startswith(error)
+    assert len(task.last_error) <= MAX_ERROR_CHARS
+    assert await value(queue, "SELECT count(*) FROM approvals") == 0
