@@ -9,7 +9,13 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# `make run` needs only the package; the tests also need the dev tools and the vm extra
+# (libvirt-python builds from source against libvirt-dev, which system-deps installs).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install -q -e ".[dev,vm]"
 	touch $@
 
@@ -19,15 +25,15 @@ system-deps:
 run: $(VENV)/.installed
 	$(BIN)/python -m bot $(if $(CONFIG),--config $(CONFIG))
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: system-deps $(VENV)/.installed lint
+test: system-deps $(VENV)/.installed-dev lint
 	$(BIN)/pytest
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.benchmark
 
 clean:

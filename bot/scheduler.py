@@ -71,10 +71,13 @@ class ServiceScheduler:
     # -- building the timetable ----------------------------------------------------------
 
     def add(self, job_id: str, body: JobBody, trigger: BaseTrigger, *,
-            catch_up: bool = False) -> None:
-        """Add (or replace) an entry; with `catch_up`, its last missed run fires at start."""
+            catch_up: bool = False, at_start: bool = False) -> None:
+        """Add (or replace) an entry; with `catch_up`, its last missed run fires at start;
+        with `at_start`, it also runs as soon as the scheduler starts."""
         self.jobs[job_id] = body
         options: dict[str, Any] = {}
+        if at_start:
+            options["next_run_time"] = datetime.now(self.tz)
         if catch_up:
             lookback = timedelta(seconds=self.config.misfire_grace_seconds)
             missed = previous_fire_time(trigger, datetime.now(self.tz), lookback)
@@ -85,8 +88,10 @@ class ServiceScheduler:
 
     def add_reaper(self) -> None:
         reaper = Reaper(self.queue, ReaperConfig(self.config.orphan_after_seconds))
+        # At start too: a dead worker's tasks are rescued at once, and /healthz sees a run.
         self.add("reaper", reaper.run_once,
-                 IntervalTrigger(minutes=self.config.reaper_interval_minutes, timezone=self.tz))
+                 IntervalTrigger(minutes=self.config.reaper_interval_minutes, timezone=self.tz),
+                 at_start=True)
 
     def add_incident_check(self) -> None:
         """Record the incident signal's changes as alert notifications for the channels."""

@@ -1,4 +1,5 @@
-"""The service (`python -m bot`): config, database, migrations, scheduler, workers, Telegram.
+"""The service (`python -m bot`): config, database, migrations, scheduler, workers, Telegram,
+and (with `[http] listen`) /healthz and /metrics.
 
 Each part logs one line as it starts. The Telegram channel plugs in through one hook:
 `bot.telegram.create_part(service)` returns an object with `async start()` and
@@ -19,11 +20,13 @@ import signal
 from collections.abc import Callable
 from typing import Protocol
 
+from bot.observe import observability
 from bot.scheduler import ServiceScheduler
 from taskqueue import (
     CapabilityConfig,
     CapabilityRun,
     Config,
+    ObservabilityServer,
     Stopping,
     TaskQueue,
     WorkerConfig,
@@ -86,6 +89,7 @@ class Service:
         self.stopping = Stopping()
         self.pools: list[WorkerPool] = []
         self.scheduler: ServiceScheduler | None = None
+        self.http: ObservabilityServer | None = None
         self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
         self.queue: TaskQueue | None = None
         self._pool_runs: list[asyncio.Task[None]] = []
@@ -107,6 +111,7 @@ class Service:
         runs = {c.name: await self._run_for(c) for c in cfg.capabilities.values()
                 if c.mode != "external"}
         self._start_scheduler(runs)
+        await self._start_http()
         self._start_pools(runs, dsn)
         await self._start_telegram()
         log.info("service started name=%s", self.name)
@@ -137,15 +142,27 @@ class Service:
         log.info("scheduler: started jobs=%d reaper_every=%gmin", len(sched.jobs),
                  self.config.reaper_interval_minutes)
 
+    async def _start_http(self) -> None:
+        assert self.queue is not None
+        self.http = observability(self.config, self.queue, self._scheduler_running)
+        if self.http is None:
+            log.info("http: off (no [http] listen)")
+            return
+        await self.http.start()
+
+    def _scheduler_running(self) -> bool:
+        return self.scheduler is not None and self.scheduler.scheduler.running
+
     def _start_pools(self, runs: dict[str, CapabilityRun], dsn: str) -> None:
         assert self.queue is not None
+        on_slice = self.http.observe_slice if self.http else None
         for name, run in runs.items():
             cap = self.config.capabilities[name]
             if cap.mode != "pool":
                 continue
             pool = WorkerPool(self.queue, [run], WorkerConfig(
                 concurrency=cap.concurrency, poll_interval=self.config.poll_interval_seconds,
-                grace=self.config.grace_seconds, name=self.name), dsn=dsn)
+                grace=self.config.grace_seconds, name=self.name, on_slice=on_slice), dsn=dsn)
             self.pools.append(pool)
             self._pool_runs.append(asyncio.create_task(pool.run(), name=f"pool-{name}"))
         log.info("worker pool: %s", ", ".join(
@@ -178,6 +195,9 @@ class Service:
         if self.telegram is not None:
             await self.telegram.stop()
             log.info("telegram: stopped")
+        if self.http is not None:
+            await self.http.stop()
+            self.http = None
         if self._queue_cm is not None:
             await self._queue_cm.__aexit__(None, None, None)
             self._queue_cm = self.queue = None

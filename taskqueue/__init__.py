@@ -7,7 +7,12 @@ heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config`
 
 from taskqueue.config.checker import Checker as ConfigChecker
 from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
-from taskqueue.config.settings import apply_capabilities, load_config, publish_path
+from taskqueue.config.settings import (
+    apply_capabilities,
+    load_config,
+    publish_path,
+    workload_section,
+)
 from taskqueue.errors import (
     TRANSIENT,
     AlreadyDecided,
@@ -28,6 +33,12 @@ from taskqueue.errors import (
     run_main,
 )
 from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+from taskqueue.maintenance.endpoints import (
+    HealthCheck,
+    ObservabilityServer,
+    parse_listen,
+    reaper_check,
+)
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
@@ -97,6 +108,7 @@ __all__ = [
     "Event",
     "Fail",
     "Handler",
+    "HealthCheck",
     "Heartbeat",
     "IncidentAlert",
     "LeaseLost",
@@ -107,6 +119,7 @@ __all__ = [
     "NotFound",
     "NothingToClaim",
     "Notification",
+    "ObservabilityServer",
     "Outcome",
     "Park",
     "Producer",
@@ -144,11 +157,14 @@ __all__ = [
     "load_handler",
     "migrate",
     "one_line",
+    "parse_listen",
     "parse_queries",
     "publish_path",
     "read_signals",
     "read_stats",
+    "reaper_check",
     "resolve_dsn",
     "run_main",
     "run_slice",
+    "workload_section",
 ]

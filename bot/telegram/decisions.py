@@ -1,4 +1,9 @@
-"""Taps and Revise notes: check who and what, record the decision once, or refuse and say why."""
+"""Taps and Revise notes: check who and what, record the decision once, or refuse and say why.
+
+Who comes first: a tap or note from someone not on the allow list is refused before any
+lookup, with the same words whatever it names, so a stranger learns nothing about which
+approvals exist (and writes nothing to the database; the refusal is logged).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,10 @@ from taskqueue import AlreadyDecided, ApprovalExpired, Conflict, Decision, NotFo
 
 log = logging.getLogger("signoff.telegram.decisions")
 
+STRANGER = "you are not on the list of people who may decide"
+# Telegram shows at most 200 characters of a callback query's answer.
+MAX_ANSWER = 200
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -28,19 +37,30 @@ async def on_tap(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A button tap: check it against the stored message, then decide (Revise asks a note)."""
     query = update.callback_query
     assert query is not None
-    await query.answer()
     d = deps(context)
     message = query.message if isinstance(query.message, Message) else None
     checked = await _check_tap(d, query, message)
     if isinstance(checked, Refusal):
+        await answer(query, checked)
         await refuse(d, checked, query.from_user, message, data=query.data)
         return
     tap, task_id = checked
     assert message is not None
     if tap.decision is Decision.REVISED:
+        await query.answer()
         await _ask_note(d, query.from_user, message, tap.approval_id, task_id)
         return
-    await decide(d, tap.approval_id, task_id, tap.decision, query.from_user, message)
+    await decide(d, tap.approval_id, task_id, tap.decision, query.from_user, message,
+                 query=query)
+
+
+async def answer(query: CallbackQuery, refusal: Refusal | None = None) -> None:
+    """Answer a tap exactly once: empty when it worked, else with the refusal's words, so
+    the person sees them at the button too."""
+    if refusal is None:
+        await query.answer()
+    else:
+        await query.answer(f"⛔ {refusal.reason}"[:MAX_ANSWER], show_alert=False)
 
 
 async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -49,10 +69,12 @@ async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if message is None or user is None or not message.text:
         return
     d = deps(context)
+    if not d.allowed(user):
+        return  # strangers' chatter in the chat is not a note, and gets no answer
     approval_id = d.revising.get((message.chat_id, user.id))
     if approval_id is None:
         approval_id = await _replied_request(d, message)
-    if approval_id is None or not d.allowed(user):
+    if approval_id is None:
         return
     approval = await d.queue.approval_get(approval_id)
     done = await decide(d, approval_id, approval.task_id, Decision.REVISED, user, message,
@@ -75,6 +97,8 @@ async def _replied_request(d: Deps, message: Message) -> int | None:
 
 async def _check_tap(d: Deps, query: CallbackQuery,
                      message: Message | None) -> tuple[Tap, int] | Refusal:
+    if not d.allowed(query.from_user):
+        return Refusal(STRANGER)  # before any lookup: the same answer whatever the data
     tap = decode(query.data)
     if tap is None:
         return Refusal("this button's data is not valid")
@@ -82,8 +106,6 @@ async def _check_tap(d: Deps, query: CallbackQuery,
         approval = await d.queue.approval_get(tap.approval_id)
     except NotFound:
         return Refusal(f"there is no approval {tap.approval_id}")
-    if not d.allowed(query.from_user):
-        return Refusal("you are not on the list of people who may decide", approval.task_id)
     row = await d.sender.store.message_get(tap.approval_id)
     matches = (message is not None and row is not None
                and message.chat_id == d.settings.chat_id == row.chat_id
@@ -94,8 +116,11 @@ async def _check_tap(d: Deps, query: CallbackQuery,
 
 
 async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, user: User,
-                 message: Message, note: str | None = None) -> bool:
-    """Record the decision; tell the loser of a race who won, or that it expired."""
+                 message: Message, note: str | None = None,
+                 query: CallbackQuery | None = None) -> bool:
+    """Record the decision; tell the loser of a race who won, or that it expired (a tap's
+    `query` is answered once the outcome is known)."""
+    refusal: Refusal | None = None
     try:
         await d.queue.approval_decide(approval_id, decision, who(user), note)
     except AlreadyDecided as exc:
@@ -104,7 +129,9 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
         refusal = Refusal("this approval has expired; nothing was decided", task_id)
     except Conflict as exc:
         refusal = Refusal(str(exc), task_id)
-    else:
+    if query is not None:
+        await answer(query, refusal)
+    if refusal is None:
         d.revising.pop((message.chat_id, user.id), None)
         log.info("approval decided task=%s approval=%s decision=%s by=%s", task_id,
                  approval_id, decision.value, who(user))

@@ -48,7 +48,7 @@ log = logging.getLogger("signoff.telegram.delivery")
 # the cap, so an outage is retried at least once a minute); and the polling fallback when
 # no NOTIFY arrives.
 BATCH = 10
-LEASE_SECONDS = 15.0
+LEASE_SECONDS = 6.0
 RETRY_BASE_SECONDS = 2.0
 RETRY_MAX_SECONDS = 60.0
 POLL_SECONDS = 30.0

@@ -20,7 +20,7 @@ MAX_TEXT = 4096  # a message's text
 MAX_CAPTION = 1024  # a photo's or document's caption
 # Room kept free under MAX_TEXT for the outcome line added when the message is closed.
 FOOTER_ROOM = 600
-KINDS = ("job_application", "vm_change", "code_change")
+KINDS = ("job_application", "vm_change", "code_change", "build_publish")
 _GENERIC_SKIP = {"kind", "title", "summary"}
 
 

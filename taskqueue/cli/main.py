@@ -7,15 +7,20 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 from typing import Any, NoReturn, cast
 
 from taskqueue.cli import commands as cmd
 from taskqueue.cli import embedded, produce, stats
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
-from taskqueue.errors import printable, run_main
+from taskqueue.errors import one_line, printable, run_main
 
 EXIT_USAGE = 2
+# Packages add subcommands here: each entry point is an `add_parser(subparsers)` callable.
+COMMANDS_GROUP = "signoff.commands"
+
+log = logging.getLogger("signoff.cli")
 
 
 class Parser(argparse.ArgumentParser):
@@ -171,7 +176,19 @@ def build_parser() -> argparse.ArgumentParser:
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, embedded.add_parser):
         add(sub)
+    _add_plugin_commands(sub)
     return parser
+
+
+def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Subcommands other packages register under COMMANDS_GROUP; one that fails to load
+    is left out with a one-line warning, so it never breaks the rest of the CLI."""
+    for ep in entry_points(group=COMMANDS_GROUP):
+        try:
+            ep.load()(sub)
+        except Exception as exc:
+            log.warning("signoff: command %r from %s left out: %s", ep.name, ep.value,
+                        one_line(exc))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

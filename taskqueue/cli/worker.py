@@ -15,6 +15,7 @@ from taskqueue.cli.commands import open_queue
 from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import ConfigError
+from taskqueue.maintenance.endpoints import ObservabilityServer, parse_listen
 from taskqueue.runtime.handler import Handler, load_handler
 from taskqueue.runtime.runner import CapabilityRun
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
@@ -44,6 +45,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--poll-interval", type=positive, metavar="SECONDS")
     p.add_argument("--grace", type=float, metavar="SECONDS",
                    help="how long running handlers get after SIGTERM (default 30)")
+    p.add_argument("--metrics-listen", type=_listen, metavar="HOST:PORT",
+                   help="serve /healthz and /metrics there (default: off)")
     add_app_dir(p)
     p.set_defaults(func=run)
 
@@ -61,7 +64,12 @@ async def run(args: Any) -> int:
         # The caps this file sets for these capabilities hold here as in the service.
         await apply_capabilities(q, config, only=args.capability)
         runs = [await _capability_run(q, config, args, cap) for cap in args.capability]
-        pool = WorkerPool(q, runs, _worker_config(config, args, runs))
+        http = (ObservabilityServer(q, args.metrics_listen, signal_config=config.signals)
+                if args.metrics_listen else None)
+        pool = WorkerPool(q, runs, _worker_config(config, args, runs, http))
+        if http is not None:
+            http.checks["worker"] = _pool_check(pool)
+            await http.start()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, pool.stop)
@@ -70,7 +78,23 @@ async def run(args: Any) -> int:
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
+            if http is not None:
+                await http.stop()
     return 0
+
+
+def _listen(value: str) -> str:
+    try:
+        parse_listen(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def _pool_check(pool: WorkerPool) -> Any:
+    async def check() -> str | None:
+        return "the worker is stopping" if pool.stopping.requested.is_set() else None
+    return check
 
 
 async def _capability_run(queue: TaskQueue, config: Config, args: Any,
@@ -88,7 +112,8 @@ async def _capability_run(queue: TaskQueue, config: Config, args: Any,
     return CapabilityRun(capability, handler, float(lease), timeout)
 
 
-def _worker_config(config: Config, args: Any, runs: Sequence[CapabilityRun]) -> WorkerConfig:
+def _worker_config(config: Config, args: Any, runs: Sequence[CapabilityRun],
+                   http: ObservabilityServer | None = None) -> WorkerConfig:
     concurrency = args.concurrency
     if concurrency is None:
         caps = [config.capability(r.capability) for r in runs]
@@ -98,4 +123,5 @@ def _worker_config(config: Config, args: Any, runs: Sequence[CapabilityRun]) -> 
         poll_interval=args.poll_interval or config.poll_interval_seconds,
         grace=config.grace_seconds if args.grace is None else args.grace,
         name=args.name or default_worker_name(),
+        on_slice=http.observe_slice if http else None,
     )

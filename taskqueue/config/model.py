@@ -74,7 +74,8 @@ class Config:
     capabilities: Mapping[str, CapabilityConfig] = field(default_factory=dict)
     # [workloads.NAME] tables, passed through unchecked: each workload reads and checks its own.
     workloads: Mapping[str, Any] = field(default_factory=dict)
-    # Other top-level tables ([telegram], a web inbox's), unparsed: their owners check them.
+    # Other top-level tables (a delivery channel's, a web inbox's), unparsed: their owners
+    # check them.
     sections: Mapping[str, Any] = field(default_factory=dict)
     # [limits]: what the queue stores at most (JSON size and depth, attachment size).
     limits: Limits = field(default_factory=Limits)

@@ -37,6 +37,26 @@ def config_path(path: str | os.PathLike[str] | None = None,
     return Path(chosen) if chosen is not None else None
 
 
+def workload_section(name: str, path: str | os.PathLike[str] | None = None,
+                     env: Mapping[str, str] | None = None) -> tuple[dict[str, Any], Path | None]:
+    """A workload's raw `[workloads.NAME]` table (empty when absent) and the file it came
+    from: `path`, else SIGNOFF_CONFIG, else no file. The workload checks its own keys."""
+    file = config_path(path, env)
+    if file is None:
+        return {}, None
+    try:
+        doc = tomllib.loads(file.read_text("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+    tables = doc.get("workloads", {})
+    section = tables.get(name, {}) if isinstance(tables, Mapping) else tables
+    if not isinstance(section, Mapping):
+        raise ConfigError(f"{file}: workloads.{name}: must be a table")
+    return dict(section), file
+
+
 def publish_path(config: Config) -> None:
     """Make a `--config FILE` visible as SIGNOFF_CONFIG to the handlers and producers this
     process runs, which read their own `[workloads.NAME]` table from the same file."""

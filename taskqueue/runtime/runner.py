@@ -56,7 +56,7 @@ class SliceReport:
 
 
 def log_transition(task: Task, old: str, new: str, worker: str) -> None:
-    """The one structured line per transition (rule 7)."""
+    """The one structured line per transition: `grep task=42` tells a task's story."""
     log.info("task transition task=%s capability=%s from=%s to=%s worker=%s",
              task.id, task.capability, old, new, worker)
 

@@ -7,7 +7,9 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Sequence
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
@@ -24,6 +26,8 @@ DEFAULT_GRACE = 30.0
 # Backoff while the database is away (seconds): doubles from MIN up to MAX.
 BACKOFF_MIN = 0.2
 BACKOFF_MAX = 10.0
+# How many of the latest slice reports a pool keeps.
+REPORTS_KEPT = 1000
 # After the grace period, how long releasing what still runs may take (seconds).
 ABORT_WAIT = 15.0
 
@@ -33,15 +37,21 @@ def default_worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# Told of every finished slice: capability, outcome (SliceReport.outcome) and seconds.
+SliceObserver = Callable[[str, str, float], None]
+
+
 @dataclass(frozen=True)
 class WorkerConfig:
-    """A pool's settings: slots, the polling fallback, the shutdown grace and its name."""
+    """A pool's settings: slots, the polling fallback, the shutdown grace and its name;
+    `on_slice` (optional) is called after each slice, e.g. to feed a metrics histogram."""
 
     concurrency: int = 1
     poll_interval: float = DEFAULT_POLL_INTERVAL
     grace: float = DEFAULT_GRACE
     name: str = field(default_factory=default_worker_name)
     listen: bool = True
+    on_slice: SliceObserver | None = None
 
 
 class _Health:
@@ -80,7 +90,10 @@ class WorkerPool:
         self.name = self.config.name
         self.dsn = dsn or str(queue.pool.conninfo)
         self.stopping = Stopping()
-        self.reports: list[SliceReport] = []
+        # The latest slices' reports (tests and diagnostics read them); older ones are
+        # dropped, so a pool that runs for months does not grow without bound.
+        self.reports: deque[SliceReport] = deque(maxlen=REPORTS_KEPT)
+        self.slices = 0
         self.listener: Listener | None = None
         self._health = _Health(self.name)
         self._wakes = [asyncio.Event() for _ in range(self.config.concurrency)]
@@ -120,7 +133,7 @@ class WorkerPool:
                 t.cancel()
             await asyncio.gather(*slots, *([listening] if listening else []),
                                  return_exceptions=True)
-        log.info("worker stopped name=%s slices=%d", self.name, len(self.reports))
+        log.info("worker stopped name=%s slices=%d", self.name, self.slices)
 
     async def _listen(self) -> None:
         wanted = {r.capability for r in self.runs}
@@ -164,13 +177,26 @@ class WorkerPool:
 
     async def _run(self, task: Task, run: CapabilityRun) -> None:
         self._running += 1
+        started = time.monotonic()
+        outcome = "crashed"
         try:
-            self.reports.append(
-                await run_slice(self.queue, task, run, self.name, self.stopping))
+            report = await run_slice(self.queue, task, run, self.name, self.stopping)
+            self.reports.append(report)
+            self.slices += 1
+            outcome = report.outcome
         except Exception:
             log.exception("slice crashed task=%s worker=%s", task.id, self.name)
         finally:
             self._running -= 1
+            self._observe(run.capability, outcome, time.monotonic() - started)
+
+    def _observe(self, capability: str, outcome: str, seconds: float) -> None:
+        if self.config.on_slice is None:
+            return
+        try:
+            self.config.on_slice(capability, outcome, seconds)
+        except Exception:  # an observer's bug must not stop the slot
+            log.exception("slice observer failed worker=%s", self.name)
 
     async def _idle(self, wake: asyncio.Event, delay: float) -> None:
         with contextlib.suppress(TimeoutError):

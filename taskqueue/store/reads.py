@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from taskqueue.errors import ApprovalNotFound, BadInput, NotFound, TaskNotFound
@@ -51,6 +52,20 @@ class ReadsMixin(QueueBase):
                 "status": status, "capability": capability, "limit": limit})
             approvals = await self._latest_approvals(conn, [r["id"] for r in found])
         return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
+
+    async def task_list_finished(self, since: datetime, until: datetime, *,
+                                 per_group: int = 10) -> list[tuple[Task, int]]:
+        """Tasks that finished in [since, until), read in one snapshot with their latest
+        approvals: per (capability, status) the latest `per_group`, each paired with its
+        group's total, ordered by capability, status, then latest first."""
+        if per_group < 0:
+            raise BadInput(f"per_group must be at least 0, not {per_group}")
+        async with self._snapshot() as conn:
+            found = await self._all(conn, "task_list_finished", {
+                "since": since, "until": until, "per_group": per_group})
+            approvals = await self._latest_approvals(conn, [r["id"] for r in found])
+        return [(rows.task_from_row(r, approvals.get(r["id"])), r["group_total"])
+                for r in found]
 
     async def approval_get(self, approval_id: int) -> Approval:
         """One approval with its attachments' metadata."""

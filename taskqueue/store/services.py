@@ -41,6 +41,23 @@ class ServicesMixin(QueueBase):
         async with self.pool.connection() as conn:
             return await self._one(conn, "reaper_run_latest", {})
 
+    async def database_ping(self) -> bool:
+        """True when the database answers a query (the health check)."""
+        async with self.pool.connection() as conn:
+            return await self._one(conn, "database_ping", {}) is not None
+
+    async def metrics_read(self) -> dict[str, Any]:
+        """The figures behind /metrics, read in one snapshot: tasks by capability and
+        status, claimable ones, open approvals, decisions, and the reaper's totals."""
+        async with self._snapshot() as conn:
+            return {
+                "tasks": await self._all(conn, "metrics_tasks", {}),
+                "claimable": await self._all(conn, "metrics_claimable", {}),
+                "approvals": await self._one(conn, "metrics_approvals", {}),
+                "decisions": await self._all(conn, "metrics_decisions", {}),
+                "reaper": await self._one(conn, "metrics_reaper", {}),
+            }
+
     async def signal_read(self, incident_age: float, nudge_age: float) -> dict[str, Any]:
         """The raw figures behind the signals, read in one snapshot."""
         async with self._snapshot() as conn:

@@ -2,8 +2,10 @@
 
 It speaks the methods the bot uses, records every call, serves scripted updates through a
 short long-poll, and can be told to fail: 429 with retry_after, 400 for a file, 401 for
-getMe, or a dropped connection. Like the real API, getUpdates answers 409 Conflict while a
-webhook is set (setWebhook records it; deleteWebhook removes it).
+getMe, or a dropped connection; or to be slow (`delays`: seconds a method hangs before it
+answers; a request whose client went away meanwhile is dropped, not performed). Like the
+real API, getUpdates answers 409 Conflict while a webhook is set (setWebhook records it;
+deleteWebhook removes it).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Call:
     params: dict[str, Any]
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     status: int = 200
+    answered_at: float | None = None  # time.monotonic() when a success was answered
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         self.commands: list[Any] = []
         self.failures: dict[str, list[Failure]] = defaultdict(list)
+        self.delays: dict[str, float] = {}
         self.webhook: Webhook | None = None
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
@@ -172,6 +176,11 @@ class FakeTelegram:
                 request.transport.close()
                 return web.Response()
             return _error(call, failure.status, failure.description, failure.retry_after)
+        if delay := self.delays.get(method):
+            await asyncio.sleep(delay)
+            if request.transport is None or request.transport.is_closing():
+                call.status = 0  # the client gave up or died: Telegram never got it
+                return web.Response()
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
             return _error(call, 404, "Not Found: method not found")
@@ -179,6 +188,7 @@ class FakeTelegram:
         if isinstance(result, web.Response):
             call.status = result.status
             return result
+        call.answered_at = time.monotonic()
         return web.json_response({"ok": True, "result": result})
 
     async def _api_getMe(self, p: dict[str, Any], f: Any) -> Any:

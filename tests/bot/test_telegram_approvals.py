@@ -63,18 +63,44 @@ async def test_skip_tap_ends_the_task_skipped(
     assert (await queue.task_get(approval.task_id)).status is Status.SKIPPED
 
 
-async def test_a_user_not_on_the_allow_list_is_refused_and_it_is_recorded(
+def _refusals(fake: FakeTelegram) -> list[dict[str, Any]]:
+    return [c.params for c in fake.calls_to("sendMessage") if "⛔" in c.params["text"]]
+
+
+def _answers(fake: FakeTelegram) -> list[dict[str, Any]]:
+    """The callback answers' params, without the query's own id."""
+    return [{k: v for k, v in c.params.items() if k != "callback_query_id"}
+            for c in fake.calls_to("answerCallbackQuery")]
+
+
+async def test_a_stranger_learns_nothing_whether_the_approval_exists_or_not(
         queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
     approval = await park(queue)
     msg = await _request_message(fake, queue, approval)
-    await fake.tap(msg, MALLORY, button(msg, 0))
-    reply = await fake.wait_for(lambda: [c for c in fake.calls_to("sendMessage")
-                                         if "⛔" in c.params["text"]])
-    assert "Mallory" in reply[0].params["text"] and fake.calls_to("answerCallbackQuery")
+    real = button(msg, 0)
+    missing = real.replace(f"so1:{approval.id}:", f"so1:{approval.id + 987654}:")
+    for data in (real, missing, "garbage"):
+        await fake.tap(msg, MALLORY, data)
+    await fake.wait_for(lambda: len(_refusals(fake)) == 3 and len(_answers(fake)) == 3)
+    replies, answers = _refusals(fake), _answers(fake)
+    assert replies[0] == replies[1] == replies[2] and answers[0] == answers[1] == answers[2]
+    assert "Mallory" in replies[0]["text"] and "not on the list" in replies[0]["text"]
+    assert "not on the list" in answers[0]["text"] and not answers[0].get("show_alert")
+    assert str(approval.id + 987654) not in str(replies + answers)
+    # Nothing was written for the stranger, and the question still waits with its buttons.
+    assert await events(queue, approval.task_id, "refused") == []
     assert (await queue.task_get(approval.task_id)).status is Status.NEEDS_APPROVAL
-    [refused] = await events(queue, approval.task_id, "refused")
-    assert refused.actor == "telegram:66:Mallory" and "may decide" in refused.detail["reason"]
     assert fake.sent_with_buttons() == [msg]
+
+
+async def test_an_allowed_user_still_decides_and_gets_a_plain_answer(
+        queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
+    approval = await park(queue)
+    msg = await _request_message(fake, queue, approval)
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: not fake.sent_with_buttons())
+    assert (await queue.task_get(approval.task_id)).status is Status.APPROVED
+    assert _answers(fake) == [{}] and _refusals(fake) == []
 
 
 async def test_forged_callback_data_is_refused(
@@ -88,11 +114,14 @@ async def test_forged_callback_data_is_refused(
                         (real, foreign)):
         await fake.tap(where, ALICE, data)
     await fake.wait_for(lambda: len(fake.calls_to("answerCallbackQuery")) == 4)
-    await fake.wait_for(lambda: len([c for c in fake.calls_to("sendMessage")
-                                     if "⛔" in c.params["text"]]) == 4)
+    await fake.wait_for(lambda: len(_refusals(fake)) == 4)
     assert (await queue.task_get(approval.task_id)).status is Status.NEEDS_APPROVAL
     reasons = [e.detail["reason"] for e in await events(queue, approval.task_id, "refused")]
     assert len(reasons) == 2 and all("does not match" in r for r in reasons)
+    # An allowed person is told why, in the chat and at the button (once per tap).
+    answered = sorted(a["text"] for a in _answers(fake))
+    assert "⛔ there is no approval 999999" in answered
+    assert sum("does not match" in a for a in answered) == 2
 
 
 async def test_two_taps_at_once_yield_one_decision_and_the_other_is_told_who(
@@ -106,6 +135,9 @@ async def test_two_taps_at_once_yield_one_decision_and_the_other_is_told_who(
     assert len(decided) == 1
     winner = "Alice" if decided[0].actor == "telegram:11:Alice" else "Bob"
     assert f"by {winner}" in refusal[0].params["text"]
+    await fake.wait_for(lambda: len(_answers(fake)) == 2)
+    texts = sorted(a.get("text", "") for a in _answers(fake))
+    assert texts[0] == "" and texts[1].startswith("⛔ this was already") and winner in texts[1]
     assert len(await events(queue, approval.task_id, "refused")) == 1
     await fake.wait_for(lambda: not fake.sent_with_buttons())
 

@@ -91,8 +91,14 @@ async def test_users_not_on_the_allow_list_are_refused(
         queue: TaskQueue, fake: FakeTelegram, tgbot: TelegramBot) -> None:
     task = await queue.task_enqueue("jobs", {})
     await fake.command(CHAT, MALLORY, f"/cancel {task.id}")
-    await _reply(fake, "not on the list")
+    await fake.command(CHAT, MALLORY, f"/task {task.id + 1000}")
+    await fake.command(CHAT, MALLORY, f"/task {task.id}")
+    await fake.wait_for(lambda: len(fake.calls_to("sendMessage")) == 3)
+    texts = {c.params["text"] for c in fake.calls_to("sendMessage")}
+    assert len(texts) == 1 and "not on the list" in texts.pop()
     assert (await queue.task_get(task.id)).status is Status.PENDING
+    await fake.command(CHAT, ALICE, f"/task {task.id + 1000}")
+    await _reply(fake, f"no such task: {task.id + 1000}")
 
 
 async def test_an_unexpected_error_is_logged_and_the_operator_is_told(

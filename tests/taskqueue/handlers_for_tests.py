@@ -93,3 +93,12 @@ async def broken_producer(queue: TaskQueue, ctx: ProducerContext) -> None:
 
 
 NOT_CALLABLE = 42
+
+
+async def reporting(queue: TaskQueue, ctx: ProducerContext) -> dict[str, object]:
+    """A producer whose report counts reasons and lists where each item went."""
+    return {"filtered_by_reason": {"too far": 1}, "postings": [
+        {"key": "a", "company": "Acme\x1b[31m", "title": "Dev\nOps", "outcome": "filtered",
+         "reasons": ["too far"], "score": None},
+        {"key": "b", "company": "Beta", "title": "SRE", "outcome": "enqueued", "reasons": [],
+         "score": 7, "task_id": 1}]}

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from taskqueue import ConfigError, TaskQueue, load_config
 from taskqueue.cli.main import build_parser, main
 from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
+from tests.taskqueue.worker_helpers import spawn_worker, wait_status
 
 H = "tests.taskqueue.handlers_for_tests"
 
@@ -54,3 +64,64 @@ async def test_flags_win_and_the_lease_defaults_to_the_database(queue: TaskQueue
     with pytest.raises(ConfigError, match="cannot import"):
         await _capability_run(queue, config, parse("--capability", "x", "--handler", "no:pe"),
                               "x")
+
+
+async def test_the_worker_applies_the_caps_of_its_capabilities_from_the_config(
+        tmp_path: Path, dsn: str, queue: TaskQueue) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f"[capabilities.mail]\nhandler = '{H}:quick'\nmax_running = 1\n"
+                    f"max_parked = 3\ndaily_new = 9\n"
+                    f"[capabilities.other]\nhandler = '{H}:quick'\nmax_running = 7\n")
+    env = os.environ | {"DATABASE_URL": dsn}
+    with (tmp_path / "w.log").open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker", "--capability",
+                                 "mail", "--config", str(path)], env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while (await queue.capability_get("mail")).max_running != 1:
+            assert time.monotonic() < deadline and proc.poll() is None, "caps not applied"
+            await asyncio.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    mail = await queue.capability_get("mail")
+    assert (mail.max_running, mail.max_parked, mail.daily_new) == (1, 3, 9)
+    assert (await queue.capability_get("other")).max_running is None  # not this worker's
+
+
+@pytest.mark.slow
+async def test_a_worker_serves_health_and_metrics_on_its_own_port(
+        dsn: str, queue: TaskQueue, tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    enq = await queue.task_enqueue("demo", {})
+    proc = spawn_worker(dsn, "demo", "quick", "--metrics-listen", f"127.0.0.1:{port}",
+                        log=tmp_path / "worker.log")
+    try:
+        await wait_status(queue, enq.id, "succeeded", timeout=20)
+        status, _, body = await get(f"{base}/healthz")
+        _, _, text = await get(f"{base}/metrics")
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(asyncio.to_thread(proc.wait), 15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 0 and status == 200 and '"worker": "ok"' in body
+    counts = {s.labels.get("outcome"): s.value for f in text_string_to_metric_families(text)
+              for s in f.samples if s.name == "signoff_handler_duration_seconds_count"}
+    assert counts == {"done": 1}
+
+
+async def test_a_bad_metrics_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        parse("--capability", "demo", "--metrics-listen", "nowhere")
+    assert exit_.value.code == 2 and "must be HOST:PORT" in capsys.readouterr().err
+
+
+async def get(url: str) -> tuple[int, str, str]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, response.headers["Content-Type"], await response.text()

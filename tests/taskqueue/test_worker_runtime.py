@@ -9,7 +9,7 @@ import time
 import psycopg
 import pytest
 
-from taskqueue import Decision, Reaper, Status, TaskQueue
+from taskqueue import Decision, Reaper, Status, TaskQueue, WorkerConfig, WorkerPool
 from taskqueue.runtime.runner import Stopping, claim_one, run_slice
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.worker_helpers import events, run_of, running_pool, wait_for, wait_status
@@ -174,3 +174,25 @@ async def _retried(queue: TaskQueue, task_id: int) -> object:
 
 async def _state_is(queue: TaskQueue, task_id: int, state: dict[str, object]) -> bool:
     return (await queue.task_get(task_id)).state == state
+
+
+async def test_the_slice_observer_hears_each_slice_and_its_failure_stops_nothing(
+        queue: TaskQueue) -> None:
+    heard: list[tuple[str, str, float]] = []
+
+    def observe(capability: str, outcome: str, seconds: float) -> None:
+        heard.append((capability, outcome, seconds))
+        raise RuntimeError("an observer's bug")
+
+    first, second = await queue.task_enqueue("demo", {}), await queue.task_enqueue("demo", {})
+    pool = WorkerPool(queue, [run_of(h.quick)],
+                      WorkerConfig(poll_interval=0.1, grace=5, on_slice=observe))
+    runner = asyncio.create_task(pool.run())
+    try:
+        await wait_status(queue, first.id, "succeeded")
+        await wait_status(queue, second.id, "succeeded")
+    finally:
+        pool.stop()
+        await asyncio.wait_for(runner, 30)
+    assert [(c, o) for c, o, _ in heard] == [("demo", "done"), ("demo", "done")]
+    assert all(0 <= s < 5 for _, _, s in heard)

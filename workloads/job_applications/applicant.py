@@ -11,7 +11,11 @@ from typing import Any
 
 from workloads.job_applications.profile import Profile
 
-__all__ = ["ApplicantValues", "FormFiles", "parse_field_answers"]
+__all__ = ["DECLINE", "ApplicantValues", "FormFiles", "parse_field_answers"]
+
+# What a declined self-identification question gets; form_answers matches every common
+# phrasing of it ("I don't wish to answer", "Prefer not to say", ...).
+DECLINE = "Decline to self-identify"
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class ApplicantValues:
     email: str
     phone: str
     location: str
+    preferred_name: str = ""  # empty: a "preferred name" field is left empty
     current_company: str = ""
     linkedin: str = ""
     github: str = ""
@@ -37,6 +42,8 @@ class ApplicantValues:
     notice_period: str = ""
     salary_expectation: str = ""
     pronouns: str = ""
+    demographics: str = ""  # "decline": voluntary self-identification questions are declined
+    skills: tuple[str, ...] = ()  # ticks matching options of optional multi-choice questions
     cover_letter_text: str = ""
     # Label text or field name -> answer; checked before anything else.
     extra: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
@@ -66,6 +73,7 @@ class ApplicantValues:
             email=profile.contact.email,
             phone=profile.contact.phone,
             location=profile.contact.location,
+            preferred_name=profile.contact.preferred_name or "",
             current_company=profile.current_company or "",
             linkedin=profile.link("LinkedIn") or "",
             github=profile.link("GitHub") or "",
@@ -75,6 +83,8 @@ class ApplicantValues:
             notice_period=answers.notice_period,
             salary_expectation=answers.salary_expectation,
             pronouns=answers.pronouns or "",
+            demographics=DECLINE if answers.demographics else "",
+            skills=profile.all_skills,
             cover_letter_text=cover_letter_text,
             extra=MappingProxyType({**answers.extra, **(extra_answers or {})}),
         )
@@ -82,11 +92,12 @@ class ApplicantValues:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, to store with the task between fill and submit."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {**data, "extra": dict(self.extra)}
+        return {**data, "extra": dict(self.extra), "skills": list(self.skills)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApplicantValues:
-        return cls(**{**data, "extra": MappingProxyType(dict(data.get("extra", {})))})
+        return cls(**{**data, "extra": MappingProxyType(dict(data.get("extra", {}))),
+                      "skills": tuple(data.get("skills", ()))})
 
 
 def parse_field_answers(note: str) -> dict[str, str]:

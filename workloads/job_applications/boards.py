@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import quote
 
 import aiohttp
 
@@ -60,6 +61,14 @@ class BoardConfig:
             return f"{base}/v1/boards/{self.token}/jobs?content=true"
         return f"{base}/v0/postings/{self.token}?mode=json"
 
+    def job_url(self, external_id: str) -> str:
+        """One posting (with Greenhouse's pay ranges): a 404 means it was taken down."""
+        base = (self.base_url or DEFAULT_BASE_URLS[self.kind]).rstrip("/")
+        job = quote(external_id, safe="")
+        if self.kind == "greenhouse":
+            return f"{base}/v1/boards/{self.token}/jobs/{job}?pay_transparency=true"
+        return f"{base}/v0/postings/{self.token}/{job}?mode=json"
+
 
 @dataclass(frozen=True)
 class Posting:
@@ -75,6 +84,10 @@ class Posting:
     text: str  # plain-text description
     team: str = ""
     updated_at: str = ""  # ISO 8601 when the board says
+    # The stated yearly pay range in whole units of pay_currency; None when not stated.
+    pay_min: int | None = None
+    pay_max: int | None = None
+    pay_currency: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,7 +167,20 @@ def _greenhouse_posting(job: Mapping[str, object], board: BoardConfig) -> Postin
             _text(_object(d, "department").get("name")) for d in _list(job.get("departments"))
         ),
         updated_at=_text(job.get("updated_at")),
+        **_greenhouse_pay(job.get("pay_input_ranges")),
     )
+
+
+def _greenhouse_pay(ranges: object) -> dict[str, Any]:
+    """The widest range of the first currency in `pay_input_ranges` (cents → whole units)."""
+    found = [r for r in _list(ranges) if isinstance(r, dict)
+             and isinstance(r.get("min_cents"), int) and isinstance(r.get("max_cents"), int)]
+    if not found:
+        return {}
+    currency = _text(found[0].get("currency_type")).upper()
+    same = [r for r in found if _text(r.get("currency_type")).upper() == currency]
+    return {"pay_min": min(r["min_cents"] for r in same) // 100,
+            "pay_max": max(r["max_cents"] for r in same) // 100, "pay_currency": currency}
 
 
 def parse_lever(data: object, board: BoardConfig) -> list[Posting]:
@@ -181,7 +207,19 @@ def _lever_posting(item: Mapping[str, object], board: BoardConfig) -> Posting:
         text=_lever_text(item),
         team=_text(categories.get("team")),
         updated_at=_from_millis(item.get("createdAt")),
+        **_lever_pay(item.get("salaryRange")),
     )
+
+
+def _lever_pay(salary: object) -> dict[str, Any]:
+    """Lever's `salaryRange`, when yearly (other intervals are not compared)."""
+    if not isinstance(salary, dict) or salary.get("interval") not in ("per-year-salary", None):
+        return {}
+    low, high = salary.get("min"), salary.get("max")
+    if not isinstance(low, int | float) or not isinstance(high, int | float):
+        return {}
+    return {"pay_min": int(low), "pay_max": int(high),
+            "pay_currency": _text(salary.get("currency")).upper()}
 
 
 def _lever_text(item: Mapping[str, object]) -> str:

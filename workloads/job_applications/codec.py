@@ -45,5 +45,5 @@ def draft_from_json(data: Mapping[str, Any]) -> Draft:
         posting_key=data["posting_key"], company=data["company"], role=data["role"],
         entries=entries, skills=tuple(data["skills"]),
         cover_letter=tuple(data["cover_letter"]), drafter=data["drafter"],
-        notes=tuple(data.get("notes", ())),
+        notes=tuple(data.get("notes", ())), highlights=tuple(data.get("highlights", ())),
     )

@@ -3,14 +3,8 @@
 The deterministic drafter never invents facts: it only chooses and orders the profile's own
 bullets and skills, and writes the cover letter from fixed sentences around them.
 
-A human's revise note (`feedback`) is honoured line by line, case-insensitively:
-
-- `emphasize: Kafka, Go` (or `focus:`): bullets and skills mentioning these terms go first.
-- `omit: PHP` (or `drop:`): bullets and skills mentioning these terms are left out.
-- `paragraph: Some text.`: the text is added to the cover letter, before the closing paragraph.
-- any other line: profile terms it mentions are emphasized ("more about Kafka please"); a line
-  naming no profile term is listed in `Draft.notes` as not applied.
-
+A human's revise note is read by feedback.parse_feedback; emphasized terms go first in the
+CV, are named under its summary, and get a sentence of their own in the cover letter.
 Every directive applied (or not) is recorded in `Draft.notes`, so the effect is visible.
 """
 
@@ -21,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from workloads.job_applications.boards import Posting
+from workloads.job_applications.feedback import Feedback, parse_feedback
 from workloads.job_applications.profile import Bullet, Experience, Profile
 from workloads.job_applications.rank import dedupe_key, profile_terms, term_contributions
 from workloads.job_applications.terms import mentions
@@ -39,8 +34,6 @@ DETERMINISTIC = "deterministic"
 MAX_BULLETS_PER_ENTRY = 6
 EMPHASIS_BOOST = 100.0  # outweighs any posting relevance: the human asked for it
 EVIDENCE_SENTENCES = 2
-_EMPHASIZE_KEYS = {"emphasize", "emphasise", "focus"}
-_OMIT_KEYS = {"omit", "drop"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +63,7 @@ class Draft:
     cover_letter: tuple[str, ...]  # paragraphs, without salutation and signature
     drafter: str  # DETERMINISTIC or "model:<model name>"
     notes: tuple[str, ...] = ()
+    highlights: tuple[str, ...] = ()  # terms a revise note asked to emphasize (in the profile)
 
     @property
     def bullet_count(self) -> int:
@@ -83,50 +77,6 @@ class Draft:
             for entry in self.entries
         )
         return replace(self, entries=entries)
-
-
-@dataclass(frozen=True)
-class Feedback:
-    emphasize: tuple[str, ...] = ()
-    omit: tuple[str, ...] = ()
-    paragraphs: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-
-
-def parse_feedback(note: str | None, profile: Profile) -> Feedback:
-    """Read a revise note into directives (see the module docstring for the format)."""
-    emphasize: list[str] = []
-    omit: list[str] = []
-    paragraphs: list[str] = []
-    unapplied: list[str] = []
-    known = list(profile_terms(profile))
-    for line in filter(str.strip, (note or "").splitlines()):
-        key, _, value = (part.strip() for part in line.partition(":"))
-        if key.lower() in _EMPHASIZE_KEYS and value:
-            emphasize.extend(_split_terms(value))
-        elif key.lower() in _OMIT_KEYS and value:
-            omit.extend(_split_terms(value))
-        elif key.lower() == "paragraph" and value:
-            paragraphs.append(value)
-        else:
-            named = [term for term in known if mentions(term, line)]
-            emphasize.extend(named)
-            unapplied.extend([] if named else [line.strip()])
-    notes = _feedback_notes(emphasize, omit, paragraphs, unapplied)
-    return Feedback(tuple(emphasize), tuple(omit), tuple(paragraphs), notes)
-
-
-def _feedback_notes(
-    emphasize: list[str], omit: list[str], paragraphs: list[str], unapplied: list[str]
-) -> tuple[str, ...]:
-    notes = [f"feedback: emphasized {', '.join(emphasize)}"] if emphasize else []
-    notes += [f"feedback: omitted {', '.join(omit)}"] if omit else []
-    notes += ["feedback: added a cover-letter paragraph"] * len(paragraphs)
-    return tuple(notes + [f"feedback not applied: {line}" for line in unapplied])
-
-
-def _split_terms(value: str) -> list[str]:
-    return [term.strip() for term in value.split(",") if term.strip()]
 
 
 def draft_deterministic(posting: Posting, profile: Profile, feedback: str | None = None) -> Draft:
@@ -143,6 +93,7 @@ def draft_deterministic(posting: Posting, profile: Profile, feedback: str | None
         cover_letter=(),
         drafter=DETERMINISTIC,
         notes=wishes.notes,
+        highlights=wishes.emphasize,
     )
     return replace(draft, cover_letter=cover_letter(draft, profile, relevance, wishes))
 
@@ -208,12 +159,26 @@ def cover_letter(
         f"I am writing to apply for the {draft.role} position at {draft.company}. "
         f"{_first_sentence(profile.summary)}"
     )
+    notice = profile.answers.notice_period
     closing = (
         f"I would welcome the chance to talk about how I could contribute to "
-        f"{draft.company}. My notice period is {profile.answers.notice_period}. "
-        "Thank you for considering my application."
+        f"{draft.company}. " + (f"My notice period is {notice}. " if notice else "")
+        + "Thank you for considering my application."
     )
-    return (opening, _evidence(draft, profile, terms), *wishes.paragraphs, closing)
+    emphasis = _emphasis(draft, wishes.emphasize)
+    return (opening, _evidence(draft, profile, terms), *emphasis, *wishes.paragraphs, closing)
+
+
+def _emphasis(draft: Draft, wanted: tuple[str, ...]) -> tuple[str, ...]:
+    """The paragraph a revise note's emphasis asks for, backed by the best bullet naming it."""
+    if not wanted:
+        return ()
+    text = f"I would especially like to point to my work with {join_words(list(wanted))}."
+    for bullet, entry in _best_bullets(draft, positive=False):
+        if any(mentions(term, bullet.text) for term in wanted):
+            text += f" At {entry.company}, I {_lower_first(_sentence(bullet.text))}"
+            break
+    return (text,)
 
 
 def _evidence(draft: Draft, profile: Profile, terms: list[str]) -> str:
@@ -234,8 +199,9 @@ def _evidence(draft: Draft, profile: Profile, terms: list[str]) -> str:
     return " ".join(sentences)
 
 
-def _best_bullets(draft: Draft) -> list[tuple[DraftBullet, DraftEntry]]:
-    pairs = [(b, entry) for entry in draft.entries for b in entry.bullets if b.score > 0]
+def _best_bullets(draft: Draft, positive: bool = True) -> list[tuple[DraftBullet, DraftEntry]]:
+    pairs = [(b, entry) for entry in draft.entries for b in entry.bullets
+             if b.score > 0 or not positive]
     return sorted(pairs, key=lambda pair: pair[0].rank)
 
 

@@ -9,14 +9,20 @@ from pathlib import Path
 
 from workloads.job_applications.applicant import ApplicantValues, FormFiles
 from workloads.job_applications.form_fields import FieldOption, FormField, Layout
+from workloads.job_applications.terms import mentions
 
-__all__ = ["FillStep", "answer_for", "choose_options", "normalize", "plan_fill"]
+__all__ = ["FillStep", "answer_for", "choose_options", "is_decline", "normalize", "plan_fill"]
 
 RESUME = "resume"
 COVER_LETTER = "cover_letter"
 TEXT_KINDS = {"text", "email", "tel", "url", "number", "search", "textarea", ""}
 _YES = {"yes", "y", "true", "1", "agree", "i agree", "accept", "ok"}
 _NO = {"no", "n", "false", "0"}
+# The phrasings EEO-style forms use for "no answer"; any of them is the same answer.
+_DECLINE = re.compile(
+    r"\bdecline\b|\bprefer not\b|\bd(o|on t|o not) (wish|want) to\b|\brather not\b"
+    r"|\bchoose not to\b|\bnot (to )?(say|answer|disclose|specify|self identify)\b"
+    r"|\bnot wish to\b")
 
 # Field names each hosted layout uses, mapped to the ApplicantValues attribute they take.
 _KNOWN_NAMES: Mapping[str, Mapping[str, str]] = {
@@ -25,6 +31,8 @@ _KNOWN_NAMES: Mapping[str, Mapping[str, str]] = {
         "job_application[first_name]": "first_name",
         "last_name": "last_name",
         "job_application[last_name]": "last_name",
+        "preferred_name": "preferred_name",
+        "job_application[preferred_name]": "preferred_name",
         "email": "email",
         "job_application[email]": "email",
         "phone": "phone",
@@ -57,6 +65,8 @@ _KNOWN_NAMES: Mapping[str, Mapping[str, str]] = {
 # Label rules, first match wins: sponsorship before authorization ("…require sponsorship to
 # work…"), links before "website", cover letter before résumé.
 _LABEL_RULES: tuple[tuple[str, str], ...] = (
+    # "Preferred first name" is not the legal first name: only a stated preferred name fits.
+    (r"\bpreferred (first )?name\b|\bnickname\b|\bgo by\b", "preferred_name"),
     (r"\bfirst name\b|\bgiven name\b", "first_name"),
     (r"\blast name\b|\bsurname\b|\bfamily name\b", "last_name"),
     (r"^(full )?name$|^your (full )?name$|\bfull name\b", "full_name"),
@@ -74,6 +84,8 @@ _LABEL_RULES: tuple[tuple[str, str], ...] = (
     ),
     (r"\bsalary\b|\bcompensation\b|\bpay expectations?\b|\bremuneration\b", "salary_expectation"),
     (r"\bpronoun", "pronouns"),
+    (r"\bgender\b|\brace\b|\bethnic|\bveteran\b|\bdisabilit|\bhispanic\b|\blatin[oax]\b"
+     r"|\bsexual orientation\b", "demographics"),
     (r"\bcurrent (company|employer)\b|^company$|^organi[sz]ation$", "current_company"),
     (r"\bcover letter\b", COVER_LETTER),
     (r"\bresume\b|\brésumé\b|\bcv\b|\bcurriculum vitae\b", RESUME),
@@ -138,6 +150,8 @@ def choose_options(options: tuple[FieldOption, ...], answer: str) -> tuple[Field
     """The options an answer selects: exact text, then Yes/No by first word, then containment."""
     usable = [o for o in options if o.value != "" or o.index >= 0]
     wanted = normalize(answer)
+    if is_decline(answer):
+        return tuple([o for o in usable if is_decline(o.label or o.value)][:1])
     exact = [o for o in usable if wanted in {normalize(o.label), normalize(o.value)}]
     if exact:
         return (exact[0],)
@@ -154,6 +168,11 @@ def choose_options(options: tuple[FieldOption, ...], answer: str) -> tuple[Field
         or _contains_words(normalize(o.label), wanted)
     ]
     return tuple(contained[:1])
+
+
+def is_decline(text: str) -> bool:
+    """Whether `text` is one of the common ways to decline a self-identification question."""
+    return bool(_DECLINE.search(normalize(text)))
 
 
 def _contains_words(text: str, words: str) -> bool:
@@ -180,6 +199,17 @@ def _step(field: FormField, answer: str | Path) -> FillStep | None:
     return FillStep(field, shown=", ".join(o.label or o.value for o in chosen), options=chosen)
 
 
+def _skills_step(field: FormField, values: ApplicantValues) -> FillStep | None:
+    """An unanswered multi-choice question ticks the options naming the profile's skills."""
+    if not (field.kind == "checkboxes" or (field.kind == "select" and field.multiple)):
+        return None
+    chosen = tuple(o for o in field.options if o.label and any(
+        mentions(skill, o.label) for skill in values.skills))
+    if not chosen:
+        return None
+    return FillStep(field, shown=", ".join(o.label for o in chosen), options=chosen)
+
+
 def plan_fill(
     fields: list[FormField], layout: Layout, values: ApplicantValues, files: FormFiles
 ) -> list[FillStep]:
@@ -193,7 +223,7 @@ def plan_fill(
         if form_field.kind == "hidden" or (form_field.has_value and form_field.kind != "select"):
             continue
         answer = answer_for(form_field, layout, values, files)
-        step = _step(form_field, answer) if answer is not None else None
+        step = _step(form_field, answer) if answer is not None else _skills_step(form_field, values)
         if step is not None:
             steps.append(step)
     if files.cover_letter and any(step.path == files.cover_letter for step in steps):

@@ -68,6 +68,9 @@ _READ_FIELDS_JS = """
       value: checkable ? el.value : '', checked: checkable ? el.checked : false,
       has_value: checkable ? el.checked : (el.type === 'file' ? el.files.length > 0 : !!el.value),
       multiple: !!el.multiple, options,
+      combobox: el.getAttribute('role') === 'combobox'
+        || ['list', 'both'].includes(el.getAttribute('aria-autocomplete') || ''),
+      listbox: el.getAttribute('aria-controls') || el.getAttribute('aria-owns') || '',
     };
   });
 }
@@ -104,6 +107,9 @@ class FormField:
     multiple: bool
     index: int  # data-signoff-index of the element (of the first member for groups)
     has_value: bool  # already filled or checked when read
+    # A text field whose value counts only once one of its suggestions is picked.
+    combobox: bool = False
+    listbox: str = ""  # the id of the suggestion list it controls ("" when unnamed)
 
     @property
     def selector(self) -> str:
@@ -177,6 +183,8 @@ def _field(kind: str, members: list[Mapping[str, Any]]) -> FormField:
         multiple=bool(first["multiple"]) or kind == "checkbox",
         index=first["index"],
         has_value=any(m["has_value"] for m in members),
+        combobox=bool(first.get("combobox")),
+        listbox=str(first.get("listbox") or ""),
     )
 
 

@@ -17,6 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from workloads.job_applications.applicant import ApplicantValues, FormFiles, parse_field_answers
+from workloads.job_applications.autocomplete import pick_suggestion
 from workloads.job_applications.browser import open_page
 from workloads.job_applications.form_answers import FillStep, plan_fill
 from workloads.job_applications.form_fields import (
@@ -27,17 +28,8 @@ from workloads.job_applications.form_fields import (
     read_fields,
 )
 
-__all__ = [
-    "ApplicantValues",
-    "FillResult",
-    "FormError",
-    "FormFiles",
-    "SubmitResult",
-    "UnfilledField",
-    "fill_form",
-    "parse_field_answers",
-    "submit_form",
-]
+__all__ = ["ApplicantValues", "FillResult", "FormError", "FormFiles", "SubmitResult",
+           "UnfilledField", "fill_form", "parse_field_answers", "submit_form"]
 
 DEFAULT_TIMEOUT = 30.0  # seconds for loading the form and for the submit's navigation
 # submitted: clicked and confirmed. form_changed: fields or values differ from the approved
@@ -198,15 +190,22 @@ async def _fill(page: Page, steps: list[FillStep]) -> tuple[dict[str, str], tupl
     notes: list[str] = []
     for step in steps:
         try:
-            await _apply(page, step)
-            filled[step.field.key] = step.shown
+            shown = await _apply(page, step)
         except PlaywrightError as exc:
             notes.append(f"could not fill {step.field.label!r}: {_first_line(exc)}")
+            continue
+        if shown is None:
+            notes.append(f"no suggestion of {step.field.label!r} matches {step.text!r}")
+        else:
+            filled[step.field.key] = shown
     return filled, tuple(notes)
 
 
-async def _apply(page: Page, step: FillStep) -> None:
+async def _apply(page: Page, step: FillStep) -> str | None:
+    """Fill one field; what it shows now (a picked suggestion), None when nothing fit."""
     locator = page.locator(step.field.selector)
+    if step.text is not None and step.field.combobox:
+        return await pick_suggestion(page, step.field, step.text)
     if step.path is not None:
         await locator.set_input_files(step.path)
     elif step.text is not None:
@@ -216,6 +215,7 @@ async def _apply(page: Page, step: FillStep) -> None:
     else:
         for option in step.options:
             await page.locator(option.selector).check()
+    return step.shown
 
 
 def _missing(field: FormField, filled: Mapping[str, str]) -> bool:

@@ -19,7 +19,7 @@ from workloads.job_applications.checkpoints import Checkpoint, env_checkpoint
 from workloads.job_applications.job import Job, Runtime
 from workloads.job_applications.prepare import compile_stage, draft_stage
 from workloads.job_applications.profile import load_profile
-from workloads.job_applications.review import KIND, fill_stage, park_stage
+from workloads.job_applications.review import KIND, blocked_reason, fill_stage, park_stage
 from workloads.job_applications.settings import JobSettings, check_config, load_settings
 from workloads.job_applications.submit import resume_after_submit, submit_stage
 
@@ -29,7 +29,7 @@ CAPABILITY = "job_applications"
 
 # A revise note's lines with these keys steer the drafter; other `key: value` lines answer
 # form fields (see drafting.parse_feedback and applicant.parse_field_answers).
-DRAFT_KEYS = {"emphasize", "emphasise", "focus", "omit", "drop", "paragraph"}
+DRAFT_KEYS = {"emphasize", "emphasise", "focus", "highlight", "omit", "drop", "paragraph"}
 
 StageFn = Callable[[Job], Awaitable[Outcome]]
 STAGES: dict[str, StageFn] = {
@@ -82,6 +82,11 @@ async def read_decision(job: Job) -> None:
         return
     job.state["consumed"] = a.id
     if a.decision == Decision.APPROVED:
+        blocked = blocked_reason(job.state)
+        if blocked:  # ask again, naming the real cause; nothing is opened or clicked
+            job.state.update(stage="park", not_submitted=f"you approved, but it {blocked}")
+            await job.stage_event("approve_blocked")
+            return
         job.state["stage"] = "submit"
         return
     answers, feedback = split_note(a.note or "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from taskqueue import Fail, Outcome
+from workloads.job_applications.board_jobs import check_posting
 from workloads.job_applications.codec import draft_from_json, draft_to_json
 from workloads.job_applications.drafting import Draft, draft_deterministic
 from workloads.job_applications.job import Job
@@ -42,8 +43,26 @@ async def _draft(job: Job) -> Draft:
         return draft_deterministic(job.posting, profile, _feedback(job))
 
 
+async def _gone(job: Job) -> Fail | None:
+    """A posting the board no longer has ends the task before any drafting (Fail, final).
+
+    Only a 404/410 from the board's one-job view counts: a board that cannot be reached now
+    says nothing about the posting, so drafting goes on and the form is the later check."""
+    settings = job.rt.settings
+    check = await check_posting(job.posting, settings.boards, timeout=settings.board_timeout)
+    if check.gone:
+        await job.stage_event("gone", error=check.error)
+        return Fail(f"the posting is gone: the board answers {check.error}", retryable=False)
+    if check.error:
+        job.ctx.log.warning("cannot check the posting is live (%s); drafting anyway", check.error)
+    return None
+
+
 async def draft_stage(job: Job) -> Outcome:
-    """Stage 1: choose and order what the CV and the letter say."""
+    """Stage 1: check the posting is still live, then choose what the CV and letter say."""
+    gone = await _gone(job)
+    if gone is not None:
+        return gone
     job.state.pop("drafter_note", None)
     try:
         draft = await _draft(job)

@@ -16,18 +16,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from taskqueue import ProducerContext, TaskQueue
-from workloads.job_applications.boards import fetch_all
+from workloads.job_applications.board_jobs import with_stated_pay
+from workloads.job_applications.boards import Posting, fetch_all
 from workloads.job_applications.codec import payload_for
 from workloads.job_applications.profile import Profile, load_profile
-from workloads.job_applications.rank import Ranked, filter_postings, rank
+from workloads.job_applications.rank import Ranked, Rejection, dedupe_key, filter_postings, rank
 from workloads.job_applications.settings import JobSettings, check_config, load_settings
 
-__all__ = ["ScrapeReport", "check_config", "nightly_scrape", "scrape"]
+__all__ = ["MAX_POSTINGS", "ScrapeReport", "check_config", "nightly_scrape", "scrape"]
+
+MAX_POSTINGS = 500  # per-posting entries kept in one report (the counts cover them all)
+MAX_TITLE = 200
 
 
 @dataclass
 class ScrapeReport:
-    """What one run did; `filtered_by_reason` counts each hard requirement a posting broke."""
+    """What one run did; `filtered_by_reason` counts each hard requirement a posting broke.
+
+    `postings` says, for each posting fetched (at most MAX_POSTINGS, best outcome first),
+    where it ended: filtered, below_min_score, known, below_top or enqueued, and why."""
 
     fetched: int = 0
     kept: int = 0
@@ -37,6 +44,10 @@ class ScrapeReport:
     enqueued: list[dict[str, Any]] = field(default_factory=list)
     already_known: int = 0
     below_top: int = 0
+    below_min_score: int = 0
+    min_score: int = 0
+    postings: list[dict[str, Any]] = field(default_factory=list)
+    postings_left_out: int = 0  # entries beyond MAX_POSTINGS
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,23 +63,74 @@ async def nightly_scrape(queue: TaskQueue, context: ProducerContext) -> ScrapeRe
     return report
 
 
+async def _filter(settings: JobSettings, profile: Profile, postings: tuple[Posting, ...]
+                  ) -> tuple[list[Posting], list[Rejection]]:
+    """Hard requirements; with a minimum salary, the kept postings' stated pay is read first."""
+    kept, rejections = filter_postings(postings, profile)
+    if profile.requirements.min_salary is not None:
+        paid = await with_stated_pay(kept, settings.boards, timeout=settings.board_timeout)
+        kept, more = filter_postings(paid, profile)
+        rejections += more
+    return kept, rejections
+
+
 async def scrape(queue: TaskQueue, settings: JobSettings, profile: Profile, *,
                  capability: str, actor: str = "producer:scrape") -> ScrapeReport:
     """One run: fetch, filter, rank, enqueue the top new postings; returns the report."""
     fetched = await fetch_all(settings.boards, timeout=settings.board_timeout)
-    kept, rejections = filter_postings(fetched.postings, profile)
-    reasons = Counter(reason for r in rejections for reason in r.reasons)
-    report = ScrapeReport(
-        fetched=len(fetched.postings), kept=len(kept), rejected=len(rejections),
-        filtered_by_reason=dict(reasons.most_common()),
-        board_errors=[{"board": e.board, "error": e.error} for e in fetched.errors])
+    kept, rejections = await _filter(settings, profile, fetched.postings)
     ranked = rank(kept, profile, top=len(kept))
-    known = await queue.task_dedupe_known(capability, [r.key for r in ranked])
-    new = [r for r in ranked if r.key not in known]
+    relevant = [r for r in ranked if r.score >= settings.min_score]
+    low = len(ranked) - len(relevant)
+    reasons = Counter(reason for r in rejections for reason in r.reasons)
+    if low:
+        reasons[_low_reason(settings.min_score)] += low
+    report = ScrapeReport(
+        fetched=len(fetched.postings), kept=len(relevant), rejected=len(rejections),
+        filtered_by_reason=dict(reasons.most_common()), below_min_score=low,
+        min_score=settings.min_score,
+        board_errors=[{"board": e.board, "error": e.error} for e in fetched.errors])
+    known = await queue.task_dedupe_known(capability, [r.key for r in relevant])
+    new = [r for r in relevant if r.key not in known]
     report.already_known, report.below_top = len(known), max(0, len(new) - settings.top)
     for item in new[: settings.top]:
         await _enqueue(queue, capability, item, actor, report)
+    _list_postings(report, ranked, rejections, known, settings)
     return report
+
+
+def _low_reason(min_score: int) -> str:
+    return f"score below min_score {min_score}"
+
+
+def _list_postings(report: ScrapeReport, ranked: list[Ranked], rejections: list[Rejection],
+                   known: set[str], settings: JobSettings) -> None:
+    """Every posting's outcome, in rank order then the filtered ones, bounded."""
+    task_ids = {e["key"]: e["id"] for e in report.enqueued}
+    entries, new = [], 0
+    for place, item in enumerate(ranked, start=1):
+        outcome, why = "known", ["a task already holds this posting"]
+        if item.score < settings.min_score:
+            outcome, why = "below_min_score", [_low_reason(settings.min_score)]
+        elif item.key not in known:
+            new += 1
+            if new > settings.top:
+                outcome, why = "below_top", [f"not among the top {settings.top} new postings"]
+            elif item.key in task_ids:
+                outcome, why = "enqueued", []
+        entries.append(_entry(item.posting, outcome, why, item.score, place,
+                              task_ids.get(item.key)))
+    entries += [_entry(r.posting, "filtered", list(r.reasons)) for r in rejections]
+    report.postings = entries[:MAX_POSTINGS]
+    report.postings_left_out = max(0, len(entries) - MAX_POSTINGS)
+
+
+def _entry(posting: Posting, outcome: str, reasons: list[str], score: int | None = None,
+           place: int | None = None, task_id: int | None = None) -> dict[str, Any]:
+    return {"key": dedupe_key(posting), "board": f"{posting.source}:{posting.board}",
+            "company": posting.company[:MAX_TITLE], "title": posting.title[:MAX_TITLE],
+            "outcome": outcome, "reasons": reasons, "score": score, "rank": place,
+            "task_id": task_id}
 
 
 async def _enqueue(queue: TaskQueue, capability: str, item: Ranked, actor: str,

@@ -9,8 +9,15 @@ from pathlib import Path
 from types import MappingProxyType
 
 from workloads.job_applications._reader import Node, ProfileError
+from workloads.job_applications.requirements import (
+    DEGREE_LEVELS,
+    SENIORITY_LEVELS,
+    Requirements,
+    parse_requirements,
+)
 
 __all__ = [
+    "DEGREE_LEVELS",
     "SENIORITY_LEVELS",
     "Answers",
     "Bullet",
@@ -27,7 +34,7 @@ __all__ = [
 ]
 
 # Lowest to highest; rank.seniority_of() maps a job title to one of these.
-SENIORITY_LEVELS = ("intern", "junior", "mid", "senior", "lead", "staff", "principal", "director")
+
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,7 @@ class Contact:
     email: str
     phone: str
     location: str
+    preferred_name: str | None = None  # only forms asking for a preferred name get it
 
     @property
     def first_name(self) -> str:
@@ -43,8 +51,8 @@ class Contact:
 
     @property
     def last_name(self) -> str:
-        parts = self.name.split()
-        return " ".join(parts[1:]) if len(parts) > 1 else parts[0]
+        # A one-word name has no last name: repeating the first would answer for the person.
+        return " ".join(self.name.split()[1:])
 
 
 @dataclass(frozen=True)
@@ -87,20 +95,12 @@ class Education:
 @dataclass(frozen=True)
 class Answers:
     work_authorization: str
-    sponsorship_required: bool
-    notice_period: str
+    sponsorship_required: bool | None  # None: not stated, so never answered
+    notice_period: str  # "" when the candidate has none to give
     salary_expectation: str
     pronouns: str | None
+    demographics: str | None  # "decline": EEO-style self-identification questions are declined
     extra: Mapping[str, str]  # question label (or field name) -> answer
-
-
-@dataclass(frozen=True)
-class Requirements:
-    accepted_locations: tuple[str, ...]  # empty: any location
-    remote_only: bool
-    excluded_keywords: tuple[str, ...]
-    excluded_companies: tuple[str, ...]
-    seniority: tuple[str, ...]  # allowed levels from SENIORITY_LEVELS; empty: any
 
 
 @dataclass(frozen=True)
@@ -168,16 +168,17 @@ def parse_profile(data: Mapping[str, object], source: str = "profile.toml") -> P
         skills=_skills(root),
         education=tuple(_education(node) for node in root.tables("education")),
         answers=_answers(root.table("answers")),
-        requirements=_requirements(root.table("requirements", required=False)),
+        requirements=parse_requirements(root.table("requirements", required=False)),
     )
 
 
 def _contact(node: Node) -> Contact:
-    node.check_keys({"name", "email", "phone", "location"})
+    node.check_keys({"name", "email", "phone", "location", "preferred_name"})
     name, email = node.text("name"), node.text("email")
     if "@" not in email:
         node.fail("email", f"not an email address: {email!r}")
-    return Contact(name, email, node.text("phone"), node.text("location"))
+    return Contact(name, email, node.text("phone"), node.text("location"),
+                   node.optional_text("preferred_name"))
 
 
 def _link(node: Node) -> Link:
@@ -231,41 +232,21 @@ def _answers(node: Node) -> Answers:
             "notice_period",
             "salary_expectation",
             "pronouns",
+            "demographics",
             "extra",
         }
     )
+    demographics = node.optional_text("demographics")
+    if demographics is not None and demographics.casefold() != "decline":
+        node.fail("demographics", f'the only accepted value is "decline", not {demographics!r}')
     extra = node.table("extra", required=False)
     return Answers(
         work_authorization=node.text("work_authorization"),
-        sponsorship_required=node.flag("sponsorship_required", default=False),
-        notice_period=node.text("notice_period"),
+        sponsorship_required=(node.flag("sponsorship_required", default=False)
+                              if "sponsorship_required" in node.data else None),
+        notice_period=node.text("notice_period", default=""),
         salary_expectation=node.text("salary_expectation"),
         pronouns=node.optional_text("pronouns"),
+        demographics=demographics and "decline",
         extra=MappingProxyType({key: extra.text(key) for key in extra.data}),
-    )
-
-
-def _requirements(node: Node) -> Requirements:
-    node.check_keys(
-        {
-            "accepted_locations",
-            "remote_only",
-            "excluded_keywords",
-            "excluded_companies",
-            "seniority",
-        }
-    )
-    seniority = tuple(level.lower() for level in node.texts("seniority"))
-    for index, level in enumerate(seniority):
-        if level not in SENIORITY_LEVELS:
-            raise ProfileError(
-                f"{node.source}: {node.where('seniority')}[{index}]: unknown level {level!r} "
-                f"(known: {', '.join(SENIORITY_LEVELS)})"
-            )
-    return Requirements(
-        accepted_locations=node.texts("accepted_locations"),
-        remote_only=node.flag("remote_only", default=False),
-        excluded_keywords=node.texts("excluded_keywords"),
-        excluded_companies=node.texts("excluded_companies"),
-        seniority=seniority,
     )

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from workloads.job_applications.boards import Posting
+from workloads.job_applications.hard_requirements import requirement_reasons
 from workloads.job_applications.profile import Profile, Requirements
 from workloads.job_applications.terms import count_term, mentions
 
@@ -78,7 +79,8 @@ def filter_postings(
     kept: list[Posting] = []
     rejected: list[Rejection] = []
     for posting in postings:
-        reasons = rejection_reasons(posting, profile.requirements)
+        reasons = rejection_reasons(posting, profile.requirements) + tuple(requirement_reasons(
+            posting, profile.requirements, profile.answers.sponsorship_required))
         if reasons:
             rejected.append(Rejection(posting, reasons))
         else:

@@ -12,10 +12,12 @@ from workloads.job_applications.codec import draft_from_json
 from workloads.job_applications.forms import FormError, fill_form
 from workloads.job_applications.job import Job, file_names
 
-__all__ = ["KIND", "QUESTION", "fill_stage", "form_error", "park_stage", "question_for"]
+__all__ = ["KIND", "QUESTION", "blocked_reason", "fill_stage", "form_error", "park_stage",
+           "question_for"]
 
 KIND = "job_application"
 QUESTION = "Submit application to {company} for {role}?"
+BLOCKED_QUESTION = "Answer the open questions of the application to {company} for {role}?"
 REVISE_HELP = (
     "Revise with `field: answer` lines to answer form fields (the label or a distinctive "
     "part of it, e.g. `Why do you want to join: I like grids`); any other note redrafts the "
@@ -24,7 +26,17 @@ _GONE = re.compile(r"HTTP (404|410)\b")
 
 
 def question_for(job: Job) -> str:
-    return QUESTION.format(company=job.company, role=job.role)
+    blocked = blocked_reason(job.state)
+    return (BLOCKED_QUESTION if blocked else QUESTION).format(company=job.company, role=job.role)
+
+
+def blocked_reason(state: dict[str, Any]) -> str | None:
+    """Why an approve cannot lead to a submit (required fields unanswered); None when it can."""
+    open_fields = (state.get("fill") or {}).get("unanswered") or []
+    if not open_fields:
+        return None
+    labels = ", ".join(u["label"] for u in open_fields)
+    return f"cannot be submitted until you answer {labels}: reply with Revise (`field: answer`)"
 
 
 def form_error(job: Job, exc: FormError) -> Fail:
@@ -86,16 +98,21 @@ def build_request(job: Job) -> dict[str, Any]:
         "cv": {"pages": s["cv"]["pages"], "dropped_bullets": s["cv"]["dropped_bullets"]},
         "how_to_revise": REVISE_HELP,
     }
-    for key in ("drafter_note", "form_changed"):
+    for key in ("drafter_note", "form_changed", "not_submitted"):
         if s.get(key):
             request[key] = s[key]
+    if blocked_reason(s):
+        request["cannot_submit"] = blocked_reason(s)
     return request
 
 
 def summary(s: dict[str, Any]) -> str:
     """One paragraph for the message: what was filled, what is open, how it was drafted."""
     fill, cv = s["fill"], s["cv"]
-    parts = [f"{len(fill['filled'])} fields filled"]
+    blocked = blocked_reason(s)
+    parts = [blocked[0].upper() + blocked[1:]] if blocked else []
+    parts += [f"not submitted: {s['not_submitted']}"] if s.get("not_submitted") else []
+    parts.append(f"{len(fill['filled'])} fields filled")
     if fill["unanswered"]:
         parts.append("unanswered: " + ", ".join(u["label"] for u in fill["unanswered"]))
     dropped = cv["dropped_bullets"]
@@ -121,7 +138,8 @@ async def park_stage(job: Job) -> Outcome:
     cv_name, letter_name = file_names(job.rt.profile)
     request = build_request(job)
     job.state.update(stage="await", parked_fingerprint=request["fingerprint"])
-    job.state.pop("form_changed", None)
+    for key in ("form_changed", "not_submitted"):
+        job.state.pop(key, None)
     await job.stage_event("parked", fingerprint=request["fingerprint"])
     await job.checkpoint("park.middle")
     return Park(question_for(job), request=request, state=dict(job.state), attachments=(

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import Config, ConfigError, data_dir
+from taskqueue import Config, ConfigError, data_dir, workload_section
 from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
 from workloads.job_applications.model_drafter import ModelConfig
 
@@ -26,9 +25,12 @@ SECTION = "workloads.job_applications"
 CONFIG_ENV = "SIGNOFF_CONFIG"
 KEY_ENV = "SIGNOFF_MODEL_API_KEY"
 DEFAULT_TOP = 15
+# A posting scoring below this (0-100) is never enqueued; 1 keeps out postings sharing no
+# term with the profile at all.
+DEFAULT_MIN_SCORE = 1
 DEFAULT_BROWSER_TIMEOUT = 30.0
 DEFAULT_BOARD_TIMEOUT = 30.0
-_KEYS = {"profile", "boards", "top", "artifacts", "browser_timeout_seconds",
+_KEYS = {"profile", "boards", "top", "min_score", "artifacts", "browser_timeout_seconds",
          "board_timeout_seconds", "cv_max_pages", "model"}
 _BOARD_KEYS = {"kind", "token", "company", "base_url"}
 _MODEL_KEYS = {"base_url", "model", "timeout_seconds", "temperature"}
@@ -37,6 +39,7 @@ ENV = {
     "profile": "SIGNOFF_JOBS_PROFILE",
     "boards": "SIGNOFF_JOBS_BOARDS",  # a JSON array of board tables
     "top": "SIGNOFF_JOBS_TOP",
+    "min_score": "SIGNOFF_JOBS_MIN_SCORE",
     "artifacts": "SIGNOFF_JOBS_ARTIFACTS",
     "browser_timeout_seconds": "SIGNOFF_JOBS_BROWSER_TIMEOUT",
     "model.base_url": "SIGNOFF_MODEL_BASE_URL",
@@ -55,6 +58,7 @@ class JobSettings:
     profile: Path
     boards: tuple[BoardConfig, ...]
     top: int = DEFAULT_TOP
+    min_score: int = DEFAULT_MIN_SCORE
     artifacts: Path = Path("artifacts")
     browser_timeout: float = DEFAULT_BROWSER_TIMEOUT
     board_timeout: float = DEFAULT_BOARD_TIMEOUT
@@ -87,30 +91,10 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> JobSettings:
     """Read the section from the config file (if any), apply env overrides, check it all."""
     env = os.environ if env is None else env
-    file = Path(path) if path is not None else _env_path(env)
-    raw = _section(file) if file is not None else {}
+    raw, file = workload_section("job_applications", path, env)
     raw = _overrides(raw, env)
     base = file.parent if file is not None else Path.cwd()
     return _build(raw, base, env)
-
-
-def _env_path(env: Mapping[str, str]) -> Path | None:
-    value = env.get(CONFIG_ENV)
-    return Path(value) if value else None
-
-
-def _section(file: Path) -> dict[str, Any]:
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
-    section = doc.get("workloads", {})
-    section = section.get("job_applications", {}) if isinstance(section, dict) else section
-    if not isinstance(section, dict):
-        raise SettingsError(f"{file}: {SECTION}: must be a table")
-    return dict(section)
 
 
 def _overrides(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -124,7 +108,7 @@ def _overrides(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
             model[key.removeprefix("model.")] = value
         elif key == "boards":
             out[key] = _json(var, value)
-        elif key in ("top", "browser_timeout_seconds"):
+        elif key in ("top", "min_score", "browser_timeout_seconds"):
             out[key] = _number(var, value)
         else:
             out[key] = value
@@ -163,6 +147,7 @@ def _build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> JobSet
         profile=_path(base, _text(raw, "profile")),
         boards=_boards(raw.get("boards", [])),
         top=_positive(raw, "top", DEFAULT_TOP, whole=True),
+        min_score=_score(raw),
         artifacts=_path(base, _text(raw, "artifacts")) if artifacts else default_artifacts(env),
         browser_timeout=_positive(raw, "browser_timeout_seconds", DEFAULT_BROWSER_TIMEOUT),
         board_timeout=_positive(raw, "board_timeout_seconds", DEFAULT_BOARD_TIMEOUT),
@@ -189,6 +174,13 @@ def _positive(table: Mapping[str, Any], key: str, default: Any, *, whole: bool =
     if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
         noun = "a whole number" if whole else "a number"
         raise _fail(key, f"must be {noun} above 0, not {value!r}")
+    return value
+
+
+def _score(raw: Mapping[str, Any]) -> int:
+    value = raw.get("min_score", DEFAULT_MIN_SCORE)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+        raise _fail("min_score", f"must be a whole number from 0 to 100, not {value!r}")
     return value
 
 

@@ -130,9 +130,12 @@ async def _not_clicked(job: Job, result: SubmitResult) -> Outcome:
     if result.status == "error":  # e.g. no submit button: nothing was sent, try again later
         await job.save()
         return Fail(f"submit not clicked: {result.message}", retryable=True)
-    job.state.update(stage="fill", form_changed=result.message)
+    # Only a changed form is reported as one: required fields left empty are named as such.
+    key = "form_changed" if result.status == "form_changed" else "not_submitted"
+    job.state.update(stage="fill", **{key: result.message})
     await job.save()
-    await job.stage_event("form_changed", status=result.status)
+    await job.stage_event("form_changed" if key == "form_changed" else "incomplete",
+                          status=result.status)
     return job.release()
 
 

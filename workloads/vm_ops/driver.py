@@ -11,10 +11,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from workloads.vm_ops.ops import Op
-from workloads.vm_ops.settings import VmSettings
 from workloads.vm_ops.state import VmState
 
-__all__ = ["DriverError", "VmDriver", "make_driver", "reached", "run_op"]
+__all__ = ["DriverError", "VmDriver", "reached", "run_op"]
 
 
 class DriverError(Exception):
@@ -49,17 +48,6 @@ class VmDriver(Protocol):
     def delete(self, name: str) -> None: ...
 
     def close(self) -> None: ...
-
-
-def make_driver(settings: VmSettings) -> VmDriver:
-    """The configured driver, connected (blocking)."""
-    if settings.driver == "vsphere":
-        from workloads.vm_ops.vsphere import VSphereDriver
-
-        return VSphereDriver.connect(settings)
-    from workloads.vm_ops.libvirt_driver import LibvirtDriver
-
-    return LibvirtDriver.open(settings.libvirt_uri)
 
 
 _CALLS: dict[str, Callable[[VmDriver, Op], None]] = {

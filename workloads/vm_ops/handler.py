@@ -13,7 +13,8 @@ from collections.abc import Callable
 from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext
 from workloads.vm_ops.act import act, resume_after_act
 from workloads.vm_ops.checkpoints import Checkpoint, env_checkpoint
-from workloads.vm_ops.driver import DriverError, VmDriver, make_driver
+from workloads.vm_ops.driver import DriverError, VmDriver
+from workloads.vm_ops.drivers import make_driver
 from workloads.vm_ops.job import VmJob
 from workloads.vm_ops.ops import Op, OpError, allowed, parse_op
 from workloads.vm_ops.review import apply_note, fresh_decision, plan_and_park

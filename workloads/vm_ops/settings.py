@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError
+from taskqueue import ConfigError, workload_section
 
 __all__ = ["PASSWORD_ENV", "SECTION", "SettingsError", "VmSettings", "load_settings"]
 
@@ -57,24 +55,12 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> VmSettings:
     """Read the section from the config file (`$SIGNOFF_CONFIG` by default) and check it."""
     env = os.environ if env is None else env
-    file = Path(path) if path is not None else (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV)
-                                               else None)
+    raw, file = workload_section("vm_ops", path, env)
     if file is None:
         raise SettingsError(f"{SECTION}: no config file (set {CONFIG_ENV} or pass --config)")
-    return build(_section(file), env)
-
-
-def _section(file: Path) -> dict[str, Any]:
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
-    section = doc.get("workloads", {}).get("vm_ops")
-    if not isinstance(section, dict):
+    if not raw:
         raise SettingsError(f"{file}: [{SECTION}] is missing")
-    return section
+    return build(raw, env)
 
 
 def _fail(key: str, message: str) -> SettingsError:

@@ -296,6 +296,21 @@ WITH t AS (
 )
 SELECT * FROM t;
 
+-- name: task_list_finished
+-- Tasks that finished in [since, until): per (capability, status) the latest `per_group`,
+-- each row with its group's total (a daily report shows counts and a few names).
+SELECT * FROM (
+    SELECT t.*,
+           count(*) OVER (PARTITION BY capability, status)::int AS group_total,
+           row_number() OVER (PARTITION BY capability, status
+                              ORDER BY finished_at DESC, id DESC) AS group_rank
+    FROM tasks t
+    WHERE finished_at >= %(since)s AND finished_at < %(until)s
+      AND status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+) f
+WHERE group_rank <= %(per_group)s
+ORDER BY capability, status, finished_at DESC, id DESC;
+
 -- name: approval_latest_many
 SELECT DISTINCT ON (task_id) * FROM approvals
 WHERE task_id = ANY(%(task_ids)s)
@@ -430,7 +445,9 @@ VALUES (%(requeued)s, %(orphans_requeued)s, %(failed)s, %(expired)s)
 RETURNING *;
 
 -- name: reaper_run_latest
-SELECT * FROM reaper_runs ORDER BY id DESC LIMIT 1;
+-- age_seconds by the database's clock, so /healthz does not depend on the host's.
+SELECT *, EXTRACT(EPOCH FROM now() - at)::float8 AS age_seconds
+FROM reaper_runs ORDER BY id DESC LIMIT 1;
 
 -- name: signal_incident
 -- Claimable but unclaimed for longer than the age, counted from when each became
@@ -728,3 +745,43 @@ ORDER BY p.finished_at DESC, p.id;
 -- that must never enqueue the same thing twice, even after a skip or a failure).
 SELECT DISTINCT dedupe_key FROM tasks
 WHERE capability = %(capability)s AND dedupe_key = ANY(%(keys)s::text[]);
+
+-- Metrics and health (reads only) ----------------------------------------------------------
+-- Run by TaskQueue.metrics_read (taskqueue/store/services.py) in one snapshot at scrape
+-- time, and database_ping by the health check.
+
+-- name: database_ping
+SELECT 1 AS ok;
+
+-- name: metrics_tasks
+SELECT capability, status, count(*)::bigint AS n
+FROM tasks GROUP BY capability, status ORDER BY capability, status;
+
+-- name: metrics_claimable
+-- Claimable now: pending or approved and past run_after; waiting since it became so.
+SELECT capability, count(*)::bigint AS n,
+       EXTRACT(EPOCH FROM now() - min(GREATEST(updated_at, run_after)))::float8
+           AS oldest_seconds
+FROM tasks
+WHERE status IN ('pending', 'approved') AND run_after <= now()
+GROUP BY capability ORDER BY capability;
+
+-- name: metrics_approvals
+-- Open: undecided, and its task still waits on it.
+SELECT count(*)::bigint AS open,
+       COALESCE(EXTRACT(EPOCH FROM now() - min(a.created_at)), 0)::float8 AS oldest_seconds
+FROM approvals a JOIN tasks t ON t.id = a.task_id
+WHERE a.decision IS NULL AND t.status = 'needs_approval';
+
+-- name: metrics_decisions
+SELECT decision, count(*)::bigint AS n
+FROM approvals WHERE decision IS NOT NULL GROUP BY decision ORDER BY decision;
+
+-- name: metrics_reaper
+SELECT count(*)::bigint AS runs,
+       COALESCE(sum(requeued), 0)::bigint AS requeued,
+       COALESCE(sum(orphans_requeued), 0)::bigint AS orphans_requeued,
+       COALESCE(sum(failed), 0)::bigint AS failed,
+       COALESCE(sum(expired), 0)::bigint AS expired,
+       EXTRACT(EPOCH FROM now() - max(at))::float8 AS last_seconds
+FROM reaper_runs;

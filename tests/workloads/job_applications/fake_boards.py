@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import html
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from .fake_form_pages import GREENHOUSE_SERVER_ERROR, LEVER_INVALID
 
 # Every LaTeX special character, in a title and a description, to prove escaping end to end.
 LATEX_TITLE = "C# & R&D Engineer – 100% $ _ {} ~ ^ \\ (Zürich)"
@@ -113,6 +116,76 @@ _LEVER_POSTINGS: list[dict[str, Any]] = [
 ]
 
 
+# A second Greenhouse board ("polaris") whose postings each meet or break one of the newer
+# hard requirements; pay ranges (yearly, EUR) are served only per job, as Greenhouse does.
+POLARIS_COMPANY = "Polaris Systems"
+_POLARIS_JOBS: list[tuple[int, str, str, str]] = [
+    (5010001, "Senior Backend Engineer (US)", "Remote - US", "<p>Python and PostgreSQL.</p>"),
+    (5010002, "Backend Engineer, Defence", "Berlin, Germany",
+     "<p>Python services. An active security clearance is required.</p>"),
+    (5010003, "Research Engineer", "Berlin, Germany",
+     "<p>Python and Kafka. A PhD in Computer Science is required.</p>"),
+    (5010004, "Backend Engineer, Marketplace", "Berlin, Germany",
+     "<p>Go and PostgreSQL. Fluent French is required for this role.</p>"),
+    (5010005, "Backend Engineer, Campus", "Berlin, Germany",
+     "<p>Python. You must be currently enrolled at a German university.</p>"),
+    (5010006, "Backend Engineer, Payments", "Berlin, Germany",
+     "<p>Go and Kafka. You must be authorized to work in the United States. "
+     "We are unable to offer visa sponsorship.</p>"),
+    (5010007, "Senior Python Engineer", "Berlin, Germany", "<p>Python and PostgreSQL.</p>"),
+    (5010008, "Senior PostgreSQL Engineer", "Berlin, Germany",
+     "<p>PostgreSQL, Python and Kafka. A master's degree or equivalent experience.</p>"),
+    (5010009, "Platform Engineer", "Remote - Europe", "<p>Kubernetes and Terraform.</p>"),
+    (5010010, "Senior Data Engineer", "Berlin, Germany",
+     "<p>Kafka and Python. Fluent English is required; German is a plus.</p>"),
+    (5010011, "Office Manager", "Berlin, Germany", "<p>Organise our office and events.</p>"),
+]
+POLARIS_PAY = {5010007: (50_000, 65_000), 5010008: (90_000, 110_000)}
+
+
+@dataclass
+class BoardState:
+    """Postings taken down since the scrape: gone from the list, HTTP 404 one by one."""
+
+    removed: set[str] = field(default_factory=set)
+
+    def remove(self, external_id: str) -> None:
+        self.removed.add(external_id)
+
+
+def _greenhouse_job(base: str, token: str, job: tuple[int, str, str, str]) -> dict[str, Any]:
+    job_id, title, location, description = job
+    return {
+        "id": job_id,
+        "internal_job_id": job_id - 4000000,
+        "title": title,
+        "updated_at": "2026-11-20T10:12:03-05:00",
+        "requisition_id": f"ENG-{job_id % 1000}",
+        "location": {"name": location},
+        "absolute_url": f"{base}/greenhouse/{token}/jobs/{job_id}",
+        "metadata": None,
+        "data_compliance": [{"type": "gdpr", "requires_consent": True, "retention_period": None}],
+        "content": html.escape(description, quote=True),
+        "departments": [{"id": 11, "name": "Engineering", "parent_id": None, "child_ids": []}],
+        "offices": [{"id": 5, "name": location.split(",")[0], "location": location,
+                     "parent_id": None, "child_ids": []}],
+    }
+
+
+def _pay_ranges(job_id: int) -> list[dict[str, Any]]:
+    if job_id not in POLARIS_PAY:
+        return []
+    low, high = POLARIS_PAY[job_id]
+    return [{"min_cents": low * 100, "max_cents": high * 100, "currency_type": "EUR",
+             "title": "Berlin", "blurb": "Base salary; the offer depends on experience."}]
+
+
+def polaris_jobs(base: str) -> dict[str, Any]:
+    """The body of GET /v1/boards/polaris/jobs?content=true (no pay ranges in the list)."""
+    jobs = [_greenhouse_job(base, "polaris", job) for job in _POLARIS_JOBS]
+    return {"jobs": jobs, "meta": {"total": len(jobs)}}
+
+
 def greenhouse_jobs(base: str) -> dict[str, Any]:
     """The body of GET /v1/boards/nordwind/jobs?content=true."""
     jobs = []
@@ -166,29 +239,68 @@ def _base(request: web.Request) -> str:
     return f"http://{request.host}"
 
 
-async def greenhouse_board(request: web.Request) -> web.Response:
-    token = request.match_info["token"]
-    if token == "nordwind":
-        return web.json_response(greenhouse_jobs(_base(request)))
-    if token == "broken":
-        return web.Response(status=500, text="Internal Server Error")
-    if token == "slow":
-        await asyncio.sleep(1.0)
-        return web.json_response({"jobs": []})
-    return web.json_response({"status": 404, "error": "Job board not found"}, status=404)
+def _listed(jobs: dict[str, Any], state: BoardState) -> dict[str, Any]:
+    kept = [job for job in jobs["jobs"] if str(job["id"]) not in state.removed]
+    return {"jobs": kept, "meta": {"total": len(kept)}}
 
 
-async def lever_board(request: web.Request) -> web.Response:
-    company = request.match_info["company"]
-    if request.query.get("mode") != "json":
-        return web.Response(status=400, text="mode=json expected")
-    if company == "fjord":
-        return web.json_response(lever_postings(_base(request)))
-    if company == "garbled":
-        return web.Response(text='[{"id": "x", "text": ', content_type="application/json")
-    return web.json_response({"ok": False, "error": "Document not found"}, status=404)
+def _greenhouse_all(base: str) -> dict[str, dict[str, Any]]:
+    """Every live-able Greenhouse job by board and id, with its pay ranges (one-job view)."""
+    jobs = {("nordwind", str(j["id"])): j for j in greenhouse_jobs(base)["jobs"]}
+    jobs |= {("polaris", str(j["id"])): j for j in polaris_jobs(base)["jobs"]}
+    # Forms the tests open directly: live on the board, though not in the list.
+    extra = (int(GREENHOUSE_SERVER_ERROR), "Backend Engineer", "Berlin, Germany", "<p>Go.</p>")
+    jobs[("nordwind", GREENHOUSE_SERVER_ERROR)] = _greenhouse_job(base, "nordwind", extra)
+    return {f"{t}/{i}": {**j, "pay_input_ranges": _pay_ranges(int(i))} for (t, i), j in
+            jobs.items()}
 
 
-def add_board_routes(app: web.Application) -> None:
+def add_board_routes(app: web.Application, state: BoardState | None = None) -> None:
+    state = state or BoardState()
+
+    async def greenhouse_board(request: web.Request) -> web.Response:
+        token = request.match_info["token"]
+        if token == "nordwind":
+            return web.json_response(_listed(greenhouse_jobs(_base(request)), state))
+        if token == "polaris":
+            return web.json_response(_listed(polaris_jobs(_base(request)), state))
+        if token == "broken":
+            return web.Response(status=500, text="Internal Server Error")
+        if token == "slow":
+            await asyncio.sleep(1.0)
+            return web.json_response({"jobs": []})
+        return web.json_response({"status": 404, "error": "Job board not found"}, status=404)
+
+    async def greenhouse_job(request: web.Request) -> web.Response:
+        token, job_id = request.match_info["token"], request.match_info["job"]
+        job = _greenhouse_all(_base(request)).get(f"{token}/{job_id}")
+        if job is None or job_id in state.removed:
+            return web.json_response({"status": 404, "error": "Job not found"}, status=404)
+        if request.query.get("pay_transparency") != "true":
+            job = {k: v for k, v in job.items() if k != "pay_input_ranges"}
+        return web.json_response(job)
+
+    async def lever_board(request: web.Request) -> web.Response:
+        company = request.match_info["company"]
+        if request.query.get("mode") != "json":
+            return web.Response(status=400, text="mode=json expected")
+        if company == "fjord":
+            return web.json_response([p for p in lever_postings(_base(request))
+                                      if p["id"] not in state.removed])
+        if company == "garbled":
+            return web.Response(text='[{"id": "x", "text": ', content_type="application/json")
+        return web.json_response({"ok": False, "error": "Document not found"}, status=404)
+
+    async def lever_posting(request: web.Request) -> web.Response:
+        posting_id = request.match_info["posting"]
+        live = {p["id"]: p for p in lever_postings(_base(request))}
+        live[LEVER_INVALID] = {**live[_LEVER_POSTINGS[0]["id"]], "id": LEVER_INVALID}
+        if request.match_info["company"] != "fjord" or posting_id not in live \
+                or posting_id in state.removed:
+            return web.json_response({"ok": False, "error": "Document not found"}, status=404)
+        return web.json_response(live[posting_id])
+
     app.router.add_get("/gh/v1/boards/{token}/jobs", greenhouse_board)
+    app.router.add_get("/gh/v1/boards/{token}/jobs/{job}", greenhouse_job)
     app.router.add_get("/lever-api/v0/postings/{company}", lever_board)
+    app.router.add_get("/lever-api/v0/postings/{company}/{posting}", lever_posting)

@@ -43,6 +43,52 @@ def _gh_bool(n: int, label: str) -> str:
     )
 
 
+# The suggestions a geocoder would offer; typing shows those holding the first word typed.
+PLACES = ("Berlin, Germany", "Berlin, NH, United States", "Bern, Switzerland",
+          "Hamburg, Germany", "Stockholm, Sweden")
+_AUTOCOMPLETE_JS = """
+const box = document.getElementById('job_application_location');
+const list = document.getElementById('location-options');
+const places = %s;
+box.addEventListener('input', () => {
+  const word = box.value.split(/[ ,]/)[0].toLowerCase();
+  document.getElementById('location_place').value = '';
+  list.innerHTML = '';
+  places.filter(p => word && p.toLowerCase().includes(word)).forEach(p => {
+    const li = document.createElement('li');
+    li.setAttribute('role', 'option');
+    li.textContent = p;
+    li.addEventListener('click', () => {
+      box.value = p;
+      document.getElementById('location_place').value = 'place:' + p;
+      list.innerHTML = '';
+    });
+    list.appendChild(li);
+  });
+});
+"""
+
+
+def _gh_location() -> str:
+    """Greenhouse's location question: typed text counts only once a suggestion is picked."""
+    control = (
+        '<input type="text" id="job_application_location" name="job_application[location]" '
+        'role="combobox" aria-autocomplete="list" aria-controls="location-options" '
+        'aria-required="true" autocomplete="off">'
+        '<input type="hidden" id="location_place" name="job_application[location_place]">'
+        '<ul id="location-options" role="listbox"></ul>'
+        f"<script>{_AUTOCOMPLETE_JS % (list(PLACES),)}</script>"
+    )
+    return _field("job_application_location", "Location (City)", control, True)
+
+
+def _gh_eeoc(n: int, label: str, options: tuple[str, ...]) -> str:
+    name = f"job_application[demographic_answers][{n}]"
+    choices = "".join(f'<option value="{n}{i}">{o}</option>' for i, o in enumerate(options))
+    return _field(f"eeoc{n}", label, f'<select id="eeoc{n}" name="{name}">'
+                  f'<option value="">Please select</option>{choices}</select>')
+
+
 def greenhouse_form(path: str, job_id: str, changed: bool) -> str:
     """A Greenhouse-hosted job page: description, then `#application_form`."""
     answers = "job_application[answers_attributes]"
@@ -52,7 +98,8 @@ def greenhouse_form(path: str, job_id: str, changed: bool) -> str:
         _gh_text("last_name", "job_application[last_name]", "Last Name", True),
         _gh_text("email", "job_application[email]", "Email", True, "email"),
         _gh_text("phone", "job_application[phone]", "Phone", False, "tel"),
-        _gh_text("job_application_location", "job_application[location]", "Location (City)", True),
+        _gh_text("preferred_name", "job_application[preferred_name]", "Preferred First Name"),
+        _gh_location(),
         _gh_text("resume", "job_application[resume]", "Resume/CV", True, "file"),
         _gh_text("cover_letter", "job_application[cover_letter]", "Cover Letter", False, "file"),
         _gh_answer(
@@ -93,6 +140,9 @@ def greenhouse_form(path: str, job_id: str, changed: bool) -> str:
             for v in ("He/him", "She/her", "They/them")
         )
         + "</fieldset>",
+        _gh_eeoc(0, "Gender", ("Male", "Female", "Non-binary", "I don't wish to answer")),
+        _gh_eeoc(1, "Veteran Status", ("I am a protected veteran",
+                                       "I am not a protected veteran", "Decline To Self Identify")),
     ]
     if job_id == GREENHOUSE_EXTRA_QUESTION:
         parts.append(

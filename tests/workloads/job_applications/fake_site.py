@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from .fake_boards import add_board_routes
+from .fake_boards import BoardState, add_board_routes
 from .fake_forms import FormState, add_form_routes
 from .fake_model import ModelState, add_model_routes
 
@@ -18,6 +18,7 @@ class FakeSite:
     base: str  # http://127.0.0.1:PORT
     forms: FormState
     model: ModelState
+    boards: BoardState
 
     def url(self, path: str) -> str:
         return f"{self.base}{path}"
@@ -27,8 +28,8 @@ class FakeSite:
 async def running_site() -> AsyncIterator[FakeSite]:
     """Serve the fakes for the duration of the block."""
     app = web.Application()
-    site = FakeSite("", FormState(), ModelState())
-    add_board_routes(app)
+    site = FakeSite("", FormState(), ModelState(), BoardState())
+    add_board_routes(app, site.boards)
     add_form_routes(app, site.forms)
     add_model_routes(app, site.model)
     runner = web.AppRunner(app, shutdown_timeout=0.5)

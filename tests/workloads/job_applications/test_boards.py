@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from workloads.job_applications.board_jobs import check_posting
 from workloads.job_applications.boards import (
     BoardConfig,
     BoardFormatError,
@@ -121,3 +122,28 @@ def test_board_urls_follow_the_public_apis() -> None:
 def test_html_to_text_handles_entities_blocks_and_scripts() -> None:
     assert html_to_text("<p>A&amp;B</p><script>x()</script><p>C&nbsp;&euro;</p>") == "A&B\n\nC €"
     assert escaped_html_to_text("&lt;ul&gt;&lt;li&gt;one&lt;/li&gt;&lt;/ul&gt;") == "- one"
+
+
+async def test_one_posting_is_read_with_its_pay_and_a_removed_one_is_gone(site: FakeSite) -> None:
+    polaris = BoardConfig("greenhouse", "polaris", base_url=f"{site.base}/gh")
+    paid = {p.external_id: p for p in (await fetch_all([polaris])).postings}
+    assert paid["5010007"].pay_max is None  # the list states no pay, as on Greenhouse
+    boards = [*_boards(site), polaris]
+    check = await check_posting(paid["5010007"], boards)
+    assert check.posting is not None and not check.gone
+    assert (check.posting.pay_min, check.posting.pay_max, check.posting.pay_currency) == (
+        50000, 65000, "EUR")
+    site.boards.remove("5010007")
+    gone = await check_posting(paid["5010007"], boards)
+    assert gone.gone and gone.posting is None and "HTTP 404" in gone.error
+    assert "5010007" not in {p.external_id for p in (await fetch_all([polaris])).postings}
+
+
+def test_lever_states_yearly_pay_only() -> None:
+    item = {"id": "x", "text": "Engineer", "hostedUrl": "https://jobs.lever.co/a/x",
+            "salaryRange": {"min": 70000, "max": 90000, "currency": "eur",
+                            "interval": "per-year-salary"}}
+    [yearly] = parse_lever([item], BoardConfig("lever", "a"))
+    assert (yearly.pay_min, yearly.pay_max, yearly.pay_currency) == (70000, 90000, "EUR")
+    hourly = {**item, "salaryRange": {**item["salaryRange"], "interval": "per-hour-wage"}}
+    assert parse_lever([hourly], BoardConfig("lever", "a"))[0].pay_max is None

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import tomllib
+from dataclasses import replace
+
 import pytest
 
 from workloads.job_applications.boards import BoardConfig, Posting, parse_greenhouse, parse_lever
 from workloads.job_applications.drafting import Draft, draft_deterministic, parse_feedback
-from workloads.job_applications.profile import Profile
+from workloads.job_applications.latex import render_cv
+from workloads.job_applications.profile import Profile, parse_profile
 
+from .conftest import EXAMPLE_PROFILE
 from .fake_boards import greenhouse_jobs, lever_postings
 
 
@@ -105,3 +110,35 @@ def test_parse_feedback_ignores_blank_lines(profile: Profile) -> None:
     feedback = parse_feedback("\n  \nFOCUS: Go\n", profile)
     assert feedback.emphasize == ("Go",) and feedback.notes == ("feedback: emphasized Go",)
     assert parse_feedback(None, profile).notes == ()
+
+
+def test_an_emphasis_note_visibly_changes_both_the_cv_and_the_letter(
+    profile: Profile, backend: Posting
+) -> None:
+    plain = draft_deterministic(backend, profile)
+    asked = draft_deterministic(backend, profile, "emphasise HIPAA and PostgreSQL")
+    assert plain.highlights == () and "Focus for this role" not in render_cv(plain, profile)
+    assert "Focus for this role:} PostgreSQL" in render_cv(asked, profile)
+    added = [p for p in asked.cover_letter if p not in plain.cover_letter]
+    assert any(p.startswith(
+        "I would especially like to point to my work with PostgreSQL. At Kontor Logistics GmbH,"
+        " I designed a PostgreSQL-backed job queue") for p in added)
+    assert "HIPAA" not in " ".join(asked.cover_letter)  # never claimed: the profile lacks it
+    assert asked.notes == ("feedback: emphasized PostgreSQL",
+                           "feedback not applied: HIPAA is not in the profile")
+    unrelated = draft_deterministic(backend, profile, "thanks!")
+    assert unrelated.cover_letter == plain.cover_letter  # a note asking nothing changes nothing
+
+
+def test_the_letter_leaves_out_an_empty_notice_period(profile: Profile, backend: Posting) -> None:
+    assert "My notice period is 3 months." in draft_deterministic(backend, profile).cover_letter[-1]
+    none = replace(profile, answers=replace(profile.answers, notice_period=""))
+    closing = draft_deterministic(backend, none).cover_letter[-1]
+    assert "notice period" not in closing and closing.endswith("considering my application.")
+    assert parse_profile(_without_notice(), source="p.toml").answers.notice_period == ""
+
+
+def _without_notice() -> dict[str, object]:
+    data = tomllib.loads(EXAMPLE_PROFILE.read_text("utf-8"))
+    del data["answers"]["notice_period"]
+    return data

@@ -5,10 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from workloads.job_applications.applicant import ApplicantValues, FormFiles, parse_field_answers
+from workloads.job_applications.autocomplete import best_suggestion
 from workloads.job_applications.form_answers import answer_for, choose_options, plan_fill
 from workloads.job_applications.form_fields import FieldOption, FormField, build_fields, fingerprint
-from workloads.job_applications.profile import Profile
+from workloads.job_applications.profile import Contact, Profile
+
+from .fake_form_pages import PLACES
 
 FILES = FormFiles(Path("/tmp/cv.pdf"), Path("/tmp/letter.pdf"))
 
@@ -174,3 +179,29 @@ def test_fingerprint_changes_with_structure_and_values() -> None:
         [_raw(0, name="a", own_label="A", required=True), _raw(1, name="b", own_label="B")]
     )
     assert stamp != fingerprint(required, {"a": "1"})
+
+
+def test_best_suggestion_needs_every_word_of_the_answer() -> None:
+    assert best_suggestion("Berlin, Germany", PLACES) == 0
+    assert best_suggestion("Stockholm", PLACES) == PLACES.index("Stockholm, Sweden")
+    assert best_suggestion("Berlin, Canada", PLACES) is None  # not any Berlin
+    assert best_suggestion("Hamburg", ()) is None
+
+
+def _options(*labels: str) -> tuple[FieldOption, ...]:
+    return tuple(FieldOption(str(i), label, -1) for i, label in enumerate(labels))
+
+
+@pytest.mark.parametrize("wording", [
+    "Decline to self-identify", "I don't wish to answer", "Prefer not to say",
+    "I do not want to disclose", "Choose not to disclose"])
+def test_every_decline_wording_picks_the_forms_decline_option(wording: str) -> None:
+    options = _options("Male", "Female", wording, "No")
+    assert [o.label for o in choose_options(options, "Decline to self-identify")] == [wording]
+    assert [o.label for o in choose_options(options, "Female")] == ["Female"]
+    assert choose_options(_options("Male", "Female"), "Decline to self-identify") == ()
+
+
+def test_a_one_word_name_has_no_invented_last_name() -> None:
+    assert Contact("Prince", "p@example.org", "1", "Berlin").last_name == ""
+    assert Contact("Mara Lindqvist", "m@example.org", "1", "Berlin").last_name == "Lindqvist"

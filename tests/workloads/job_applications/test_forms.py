@@ -88,9 +88,13 @@ async def test_fill_greenhouse_form_from_profile_never_submits(
     assert result.filled[f"{ANSWER}[3][text_value]"] == "3 months"
     assert result.filled[f"{ANSWER}[6][text_value]"] == "Company careers page"  # extra answer
     assert result.filled[f"{ANSWER}[7][text_value]"] == "She/her"  # radio
-    assert f"{ANSWER}[5][answer_selected_options_attributes][][question_option_id]" not in (
-        result.filled
-    )  # nothing in the profile answers it, and it is optional
+    # An optional multi-choice question ticks the options the profile lists as skills.
+    assert result.filled[f"{ANSWER}[5][answer_selected_options_attributes][][question_option_id]"
+                         ] == "Kafka, Kubernetes"
+    # The profile declines self-identification: each form's own wording of it is picked.
+    assert result.filled["job_application[demographic_answers][0]"] == "I don't wish to answer"
+    assert result.filled["job_application[demographic_answers][1]"] == "Decline To Self Identify"
+    assert "job_application[preferred_name]" not in result.filled  # the profile has none
     assert result.unfilled_required == () and result.notes == ()
     assert result.screenshot.startswith(PNG) and len(result.fingerprint) == 64
     assert forms.forms.submissions == []
@@ -172,6 +176,10 @@ async def test_submit_with_matching_fingerprint_posts_exactly_once(
     posted = forms.forms.submissions[0].fields
     assert posted["job_application[email]"] == values.email
     assert posted[f"{ANSWER}[1][boolean_value]"] == "1"
+    # The location's suggestion was picked, not only typed: the site's place field is set.
+    assert posted["job_application[location_place]"] == "place:Berlin, Germany"
+    assert posted[f"{ANSWER}[5][answer_selected_options_attributes][][question_option_id]"] == [
+        "71", "73"]
     assert posted["job_application[resume]"]["filename"] == "cv.pdf"
     assert posted["job_application[resume]"]["size"] == files.resume.stat().st_size
 

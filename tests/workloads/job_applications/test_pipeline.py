@@ -43,11 +43,14 @@ async def test_scrape_to_submit_with_skip_revise_expiry_and_a_gone_posting(
     # The service restarts after the nightly run: the same night enqueues nothing more.
     restarted = ProducerJob(queue, "nightly-scrape", CAP, nightly)
     assert not (await restarted.run_once(night + timedelta(hours=6))).ran
+    site.boards.remove(GONE_KEY.rsplit(":", 1)[1])  # taken down between scrape and draft
     handler = make_handler(settings, browser=browser)
     await drain(queue, handler)
     ids = await _by_key(queue)
     gone = await queue.task_get(ids[GONE_KEY])
-    assert gone.status == Status.FAILED and "the posting is gone" in (gone.last_error or "")
+    assert gone.status == Status.FAILED and gone.attempts == 1
+    assert "the posting is gone: the board answers HTTP 404" in (gone.last_error or "")
+    assert gone.state.get("draft") is None  # found before drafting, not at the form
     for key in (GH_KEY, LEVER_KEY, DATA_KEY):
         task = await queue.task_get(ids[key])
         assert task.status == Status.NEEDS_APPROVAL and task.approval is not None
@@ -91,14 +94,16 @@ async def test_scrape_to_submit_with_skip_revise_expiry_and_a_gone_posting(
 
     again = await restarted.run_once(night + timedelta(days=1))
     assert again.report is not None
-    assert again.report["enqueued"] == [] and again.report["already_known"] == 4
+    # The posting taken off the board is not listed again.
+    assert again.report["enqueued"] == [] and again.report["already_known"] == 3
     assert await tick(queue, handler) is not None
     assert await submissions_by_task(queue, site) == {ids[GH_KEY]: 1}
 
     stats = (await read_stats(queue, CAP)).to_json()
     assert stats["enqueued"] == 4
     assert stats["by_status"] == {"succeeded": 1, "skipped": 1, "expired": 1, "failed": 1}
-    assert stats["stages"]["drafted"] == 4 and stats["stages"]["parked"] == 3
+    assert stats["stages"]["drafted"] == 3 and stats["stages"]["parked"] == 3
+    assert stats["stages"]["gone"] == 1
     assert stats["stages"]["submitted"] == 1 and stats["stages"]["revised"] == 1
     assert stats["skipped_by_reason"] == {"too far away": 1}
     assert stats["filtered_by_reason"]["seniority: principal"] == 2  # two nights

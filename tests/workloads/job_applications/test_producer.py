@@ -12,6 +12,7 @@ import pytest
 
 from taskqueue import ProducerJob, TaskQueue
 from taskqueue.cli.main import main
+from workloads.job_applications import producer
 from workloads.job_applications.boards import BoardConfig
 from workloads.job_applications.producer import nightly_scrape, scrape
 from workloads.job_applications.profile import Profile
@@ -117,3 +118,66 @@ async def test_signoff_stats_prints_the_pipeline_as_json(
     assert await asyncio.to_thread(main, ["stats", CAP]) == 0
     text = capsys.readouterr().out
     assert "filtered by reason:" in text and "seniority: principal" in text
+
+
+POSTING_KEYS = {"key", "board", "company", "title", "outcome", "reasons", "score", "rank",
+                "task_id"}
+
+
+def _with_polaris(settings: JobSettings, site: FakeSite, **changes: object) -> JobSettings:
+    polaris = BoardConfig("greenhouse", "polaris", "Polaris Systems", site.url("/gh"))
+    return dataclasses.replace(settings, boards=(*settings.boards, polaris), **changes)
+
+
+async def test_every_requirement_and_the_minimum_score_are_counted_per_reason_and_posting(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile
+) -> None:
+    report = await scrape(queue, _with_polaris(settings, site), profile, capability=CAP)
+    counts = report.filtered_by_reason
+    for reason in ("remote: restricted to US", "security clearance: required",
+                   "degree: phd required", "language: French required",
+                   "student: enrollment required", "work authorization: United States",
+                   "salary: below 70000 EUR",  # the pay only the one-job view states
+                   "score below min_score 1"):
+        assert counts[reason] == 1, reason
+    assert report.below_min_score == 1 and report.min_score == 1
+    by_title = {p["title"]: p for p in report.postings}
+    assert len(report.postings) == report.fetched == 19
+    assert all(set(p) == POSTING_KEYS for p in report.postings)
+    office = by_title["Office Manager"]
+    assert (office["outcome"], office["score"], office["reasons"]) == (
+        "below_min_score", 0, ["score below min_score 1"])
+    phd = by_title["Research Engineer"]
+    assert (phd["outcome"], phd["reasons"], phd["rank"], phd["task_id"]) == (
+        "filtered", ["degree: phd required"], None, None)
+    enqueued = [p for p in report.postings if p["outcome"] == "enqueued"]
+    assert sorted(p["task_id"] for p in enqueued) == sorted(e["id"] for e in report.enqueued)
+    assert [p["rank"] for p in enqueued] == sorted(p["rank"] for p in enqueued)
+    assert "Office Manager" not in {e["role"] for e in report.enqueued}
+    assert report.to_json()["postings"] == report.postings
+
+
+async def test_min_score_zero_lets_an_unrelated_posting_through(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile
+) -> None:
+    report = await scrape(queue, _with_polaris(settings, site, min_score=0), profile,
+                          capability=CAP)
+    assert "Office Manager" in {e["role"] for e in report.enqueued}
+    assert report.below_min_score == 0 and not any(
+        r.startswith("score below") for r in report.filtered_by_reason)
+
+
+async def test_the_per_posting_list_is_bounded_and_says_known_and_below_top(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await scrape(queue, dataclasses.replace(settings, top=1), profile, capability=CAP)
+    again = await scrape(queue, dataclasses.replace(settings, top=1), profile, capability=CAP)
+    outcomes = [p["outcome"] for p in again.postings if p["rank"] is not None]
+    assert outcomes == ["known", "enqueued", "below_top", "below_top"]
+    assert again.postings[2]["reasons"] == ["not among the top 1 new postings"]
+    monkeypatch.setattr(producer, "MAX_POSTINGS", 3)
+    monkeypatch.setattr(producer, "MAX_TITLE", 10)
+    bounded = await scrape(queue, settings, profile, capability=CAP)
+    assert len(bounded.postings) == 3 and bounded.postings_left_out == bounded.fetched - 3
+    assert all(len(p["title"]) <= 10 for p in bounded.postings)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from taskqueue import ConfigError
 from workloads.job_applications.settings import SettingsError, load_settings
 
 SECTION = """
@@ -91,3 +92,37 @@ def test_a_bad_setting_is_an_error_naming_the_key(tmp_path: Path, text: str,
 def test_a_bad_environment_value_names_the_variable() -> None:
     with pytest.raises(SettingsError, match="SIGNOFF_JOBS_TOP: must be a number"):
         load_settings(env={"SIGNOFF_JOBS_PROFILE": "/p", "SIGNOFF_JOBS_TOP": "many"})
+
+
+def test_a_missing_profile_stops_the_service_at_start_naming_key_and_file(
+        tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from taskqueue import load_config
+
+    config = tmp_path / "signoff.toml"
+    config.write_text(
+        "[capabilities.job_applications]\n"
+        'handler = "workloads.job_applications.handler:handle"\nmode = "tick"\n\n'
+        '[workloads.job_applications]\nprofile = "nope.toml"\n')
+    with pytest.raises(ConfigError, match=r"line 6: workloads\.job_applications\.profile: "
+                                          r"no such file: .*nope\.toml"):
+        load_config(config, env={})
+    done = subprocess.run([sys.executable, "-m", "bot", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={"PATH": "/usr/bin:/bin", "DATABASE_URL": "postgresql://unused"})
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "no such file" in done.stderr and "nope.toml" in done.stderr
+    # The shipped example names a profile that exists, so it starts as shipped.
+    root = Path(__file__).resolve().parents[3]
+    assert load_config(root / "signoff.example.toml", env={}).path is not None
+
+
+def test_min_score_defaults_to_one_and_is_checked(tmp_path: Path) -> None:
+    env = {"SIGNOFF_JOBS_PROFILE": "p.toml"}
+    assert load_settings(env=env).min_score == 1
+    assert load_settings(env={**env, "SIGNOFF_JOBS_MIN_SCORE": "25"}).min_score == 25
+    path = _file(tmp_path, '[workloads.job_applications]\nprofile = "p.toml"\nmin_score = 101\n')
+    with pytest.raises(SettingsError, match="min_score: must be a whole number from 0 to 100"):
+        load_settings(path, env={})

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from workloads.vm_ops.driver import DriverError, VmDriver, make_driver, reached, run_op
+from workloads.vm_ops.driver import DriverError, VmDriver, reached, run_op
+from workloads.vm_ops.drivers import make_driver
 from workloads.vm_ops.ops import parse_op, plan
 from workloads.vm_ops.settings import VmSettings
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from taskqueue import Status, TaskQueue
-from workloads.vm_ops.driver import make_driver
+from workloads.vm_ops.drivers import make_driver
 from workloads.vm_ops.handler import make_handler
 
 from .flow import answer, enqueue, tick

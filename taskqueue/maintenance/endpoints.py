@@ -1,0 +1,129 @@
+"""GET /healthz and GET /metrics over HTTP (aiohttp), for the service and `signoff worker`.
+
+/healthz runs every named check (the database always; the caller adds its own, such as the
+scheduler and the reaper) and answers 200 when all pass, 503 naming the failing ones, as a
+small JSON body. /metrics is Prometheus' text format: the QueueCollector's database
+figures (read at scrape time, with a timeout) and the in-process handler durations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from taskqueue.errors import ConfigError, one_line
+from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
+from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.store.client import TaskQueue
+
+log = logging.getLogger("signoff.http")
+
+# A check answers None when all is well, else what is wrong (one line).
+HealthCheck = Callable[[], Awaitable[str | None]]
+# Each check gets this long (seconds) before it counts as failing.
+CHECK_TIMEOUT = 5.0
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """`host:port` (IPv6 as `[::1]:9464`) as (host, port); ValueError when malformed."""
+    host, sep, port = value.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"must be HOST:PORT such as 127.0.0.1:9464, not {value!r}")
+    return host, int(port)
+
+
+def database_check(queue: TaskQueue) -> HealthCheck:
+    """Fails when the database does not answer a query."""
+    async def check() -> str | None:
+        return None if await queue.database_ping() else "the database returned nothing"
+    return check
+
+
+def reaper_check(queue: TaskQueue, interval_seconds: float) -> HealthCheck:
+    """Fails when the reaper never ran, or not within two of its intervals."""
+    async def check() -> str | None:
+        latest = await queue.reaper_run_latest()
+        if latest is None:
+            return "the reaper has never run"
+        age = float(latest["age_seconds"])
+        if age > 2 * interval_seconds:
+            return (f"the reaper last ran {age:.0f}s ago; it runs every "
+                    f"{interval_seconds:.0f}s")
+        return None
+    return check
+
+
+class ObservabilityServer:
+    """`await start()` serves on `listen` until `await stop()`; `observe_slice` is the
+    WorkerConfig.on_slice observer feeding the handler-duration histogram."""
+
+    def __init__(self, queue: TaskQueue, listen: str, *,
+                 signal_config: SignalConfig | None = None,
+                 checks: Mapping[str, HealthCheck] | None = None,
+                 timeout: float = SCRAPE_TIMEOUT) -> None:
+        self.host, self.port = parse_listen(listen)
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.collector = QueueCollector(queue, signal_config, timeout=timeout)
+        self.registry.register(self.collector)
+        self.durations = SliceDurations(self.registry)
+        self.observe_slice = self.durations.observe
+        self.checks: dict[str, HealthCheck] = {"database": database_check(queue),
+                                               **(checks or {})}
+        self.check_timeout = timeout
+        self._scrape = asyncio.Lock()
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/metrics", self._metrics)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.stop()
+            raise ConfigError(f"cannot serve /healthz and /metrics on {self.host}:"
+                              f"{self.port} ({exc.strerror or exc})") from None
+        server = site._server
+        if self.port == 0 and server is not None:  # an ephemeral port (tests)
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        log.info("http: serving /healthz and /metrics on %s:%d", self.host, self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def health(self) -> dict[str, str]:
+        """Each check's result: "ok" or what is wrong."""
+        results = await asyncio.gather(*(self._run_check(c) for c in self.checks.values()))
+        return {name: problem or "ok" for name, problem in zip(self.checks, results,
+                                                               strict=True)}
+
+    async def _run_check(self, check: HealthCheck) -> str | None:
+        try:
+            return await asyncio.wait_for(check(), self.check_timeout)
+        except TimeoutError:
+            return f"no answer within {self.check_timeout:.0f}s"
+        except Exception as exc:
+            return one_line(exc) or type(exc).__name__
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        results = await self.health()
+        failing = [name for name, result in results.items() if result != "ok"]
+        body = {"status": "failing" if failing else "ok", "failing": failing,
+                "checks": results}
+        return web.json_response(body, status=503 if failing else 200)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        async with self._scrape:  # one scrape's snapshot at a time
+            await self.collector.refresh()
+            text = generate_latest(self.registry)
+        return web.Response(body=text, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -1,0 +1,50 @@
+"""Signoff installs like a library: the wheel, installed into a fresh venv outside the
+repository, carries its migrations and templates and runs `signoff migrate` + `enqueue`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,
+         timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
+                                                          empty_dsn: str) -> None:
+    dist = tmp_path / "dist"
+    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", dist, ROOT, cwd=tmp_path)
+    [wheel] = dist.glob("signoff-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for shipped in ("taskqueue/store/migrations/0001_initial.sql",
+                    "taskqueue/store/sql/queries.sql",
+                    "bot/telegram/migrations/0001_messages.sql",
+                    "bot/telegram/templates/approval.html.j2",
+                    "workloads/job_applications/templates/cv.tex.j2"):
+        assert shipped in names, shipped
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    _run(venv / "bin" / "pip", "install", "-q", wheel, cwd=tmp_path)
+    env = {"PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "DATABASE_URL": empty_dsn,
+           "HOME": str(tmp_path)}
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    assert _run("signoff", "migrate", cwd=outside, env=env).stdout.startswith("applied 0001")
+    assert _run("signoff", "enqueue", "demo", "--payload", "{}", cwd=outside,
+                env=env).stdout == "1\n"
+    help_text = _run(venv / "bin" / "python", "-m", "bot", "--help", cwd=outside, env=env)
+    assert "--config" in help_text.stdout

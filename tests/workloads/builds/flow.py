@@ -1,0 +1,44 @@
+"""Helpers for driving build tasks through the queue in tests."""
+
+from __future__ import annotations
+
+from taskqueue import CapabilityRun, Decision, Handler, Reaper, TaskQueue, Tick, TickReport
+
+
+async def tick(queue: TaskQueue, handler: Handler, capability: str = "roblox_build",
+               worker: str = "w1", lease: float = 60) -> TickReport:
+    """One scheduler tick: claim one task, run one slice."""
+    return await Tick(queue, CapabilityRun(capability, handler, lease=lease), worker).run_once()
+
+
+async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
+    async with queue.pool.connection() as conn:
+        await conn.execute(sql, params)
+
+
+async def reap_dead_worker(queue: TaskQueue) -> None:
+    """The dead worker's lease lapses; the reaper puts its task back to pending."""
+    await backdate(queue, "UPDATE tasks SET lease_expires_at = now() - interval '1 second' "
+                          "WHERE status = 'running'")
+    report = await Reaper(queue).run_once()
+    assert report.requeued == 1, report
+
+
+async def ready(queue: TaskQueue) -> None:
+    """Released with a delay (a Retry-After): make it claimable now."""
+    await backdate(queue, "UPDATE tasks SET run_after = now() WHERE status = 'pending'")
+
+
+async def assert_published_only_approved(queue: TaskQueue, published: list[str],
+                                         *task_ids: int) -> int:
+    """Every published checksum is one a person approved (in one of these tasks); the
+    number of publishes."""
+    approved = set()
+    for task_id in task_ids:
+        detail = await queue.task_detail(task_id)
+        approved |= {a.request.get("sha256") for a in detail.approvals
+                     if a.decision == Decision.APPROVED and (a.decided_by or "").strip()
+                     and a.request.get("kind") == "build_publish"}
+    for sha256 in published:
+        assert sha256 in approved, "published without an approve of that artifact"
+    return len(published)

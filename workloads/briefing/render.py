@@ -1,0 +1,115 @@
+"""The briefing as Telegram HTML and as plain text (Jinja2), short enough for one message.
+
+Both versions render the same view. Database text was made visible (no control
+characters) and cut when it was read; the HTML environment autoescapes it as well, and its
+template uses only the tags Telegram shows (<b> <i> <code>). When the HTML is longer than
+`max_chars`, the lists are shortened (each ends with "… and N more") until it fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from workloads.briefing.gather import OUTCOMES, Briefing, Group
+from workloads.briefing.settings import BriefingSettings
+from workloads.briefing.text import age, when
+
+__all__ = ["Rendered", "render", "view"]
+
+ICONS = dict(zip(OUTCOMES, ("✅", "⏭", "⌛", "❌", "🚫"), strict=True))
+# Workloads and producers listed at most, however long the lists may be.
+MAX_ROWS = 30
+
+
+def _env(autoescape: bool) -> Environment:
+    return Environment(loader=PackageLoader("workloads.briefing", "templates"),
+                       autoescape=autoescape, undefined=StrictUndefined,
+                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+
+
+_HTML = _env(True)
+_TEXT = _env(False)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A briefing ready to send: subject, plain text, HTML, and the list length used."""
+
+    subject: str
+    text: str
+    html: str
+    items: int
+
+
+def _day(value: date) -> str:
+    return f"{value:%a} {value.day} {value:%b %Y}"
+
+
+def _workload(cap: str, groups: list[Group], limit: int) -> dict[str, Any]:
+    items, more = [], []
+    for g in groups:
+        shown = g.items[:limit]
+        items += [{"icon": ICONS[g.status], "id": i.id, "name": i.name, "error": i.error}
+                  for i in shown]
+        if g.total > len(shown):
+            more.append(f"{g.total - len(shown)} more {g.status}")
+    return {"capability": cap, "tasks": items, "more": more,
+            "summary": " · ".join(f"{g.total} {g.status}" for g in groups)}
+
+
+def _reaper(b: Briefing) -> str:
+    at = b.signals.reaper_at
+    if at is None:
+        return "has not run yet"
+    outcome = b.signals.reaper_outcome or {}
+    did = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in outcome.items())
+    return f"last ran {when(at, b.now)} ({age(at, b.now)} ago){': ' + did if did else ''}"
+
+
+def view(b: Briefing, limit: int, rows: int = MAX_ROWS,
+         questions: int | None = None) -> dict[str, Any]:
+    """What both templates show: `limit` tasks per outcome, `rows` workloads and producers,
+    `questions` open questions (default `limit`)."""
+    caps: dict[str, list[Group]] = {}
+    for g in b.groups:
+        caps.setdefault(g.capability, []).append(g)
+    workloads = [_workload(cap, groups, limit) for cap, groups in list(caps.items())[:rows]]
+    signals = [{"icon": "🔥" if s.firing else "🟢", "name": s.name, "count": s.count,
+                "meaning": s.meaning, "threshold": s.threshold}
+               for s in (b.signals.incident, b.signals.nudge)]
+    waiting = [{"id": i.id, "capability": i.capability, "name": i.name, "age": i.age}
+               for i in b.waiting[:limit if questions is None else questions]]
+    return {
+        "day": _day(b.day), "covers": _day(b.covers), "timezone": b.timezone,
+        "empty": b.empty, "workloads": workloads, "more_workloads": len(caps) - len(workloads),
+        "waiting": waiting, "waiting_total": b.waiting_total,
+        "waiting_more": b.waiting_total - len(waiting), "signals": signals,
+        "reaper": _reaper(b),
+        "upcoming": [{"when": when(u.at, b.now), "capability": u.capability,
+                      "producer": u.producer} for u in b.upcoming[:rows]],
+    }
+
+
+def _sizes(most: int) -> list[tuple[int, int, int]]:
+    """(tasks per outcome, workloads, questions) to try, longest first. What waits on you
+    is cut last: first the finished tasks' names, then workloads, then questions."""
+    return ([(n, MAX_ROWS, most) for n in range(most, -1, -1)]
+            + [(0, r, most) for r in (15, 8, 4)]
+            + [(0, 4, q) for q in range(most - 1, -1, -1)])
+
+
+def render(b: Briefing, settings: BriefingSettings) -> Rendered:
+    """Both versions, lists shortened until the HTML fits `settings.max_chars` (past the
+    shortest, the Telegram channel sends it as a document)."""
+    template = _HTML.get_template("briefing.html.j2")
+    for limit, rows, questions in _sizes(settings.max_items):
+        doc = view(b, limit, rows, questions)
+        html = template.render(**doc).strip()
+        if len(html) <= settings.max_chars:
+            break
+    text = _TEXT.get_template("briefing.txt.j2").render(**doc).strip()
+    return Rendered(f"Briefing · {_day(b.day)}", text, html, limit)

@@ -1,0 +1,93 @@
+"""The workload's settings: `[workloads.briefing]` of the service's config file.
+
+The file is the one the service reads (`SIGNOFF_CONFIG`, or the `path` given); without a
+file or a section the defaults apply. A bad setting is a `SettingsError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from taskqueue import ConfigError
+
+__all__ = ["CONFIG_ENV", "SECTION", "BriefingSettings", "SettingsError", "load_settings"]
+
+SECTION = "workloads.briefing"
+CONFIG_ENV = "SIGNOFF_CONFIG"
+DEFAULT_NAME_FIELDS = ("title", "name", "vm", "repo")
+_KEYS = {"max_items", "name_fields", "name_chars", "error_chars", "max_chars"}
+# Telegram shows at most 4,096 characters in a message; a little room for the channel.
+TELEGRAM_LIMIT = 4096
+
+
+class SettingsError(ConfigError):
+    """A briefing setting is invalid."""
+
+
+@dataclass(frozen=True)
+class BriefingSettings:
+    """How much the briefing shows: items per list, which payload fields name a task, and
+    how long names, errors and the whole HTML body may be."""
+
+    max_items: int = 8
+    name_fields: tuple[str, ...] = DEFAULT_NAME_FIELDS
+    name_chars: int = 80
+    error_chars: int = 200
+    max_chars: int = 4000
+
+
+def load_settings(path: str | os.PathLike[str] | None = None,
+                  env: Mapping[str, str] | None = None) -> BriefingSettings:
+    """Read the section from the config file (`$SIGNOFF_CONFIG` by default) and check it."""
+    env = os.environ if env is None else env
+    file = Path(path) if path is not None else (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV)
+                                               else None)
+    return build(_section(file) if file is not None else {})
+
+
+def _section(file: Path) -> dict[str, Any]:
+    try:
+        doc = tomllib.loads(file.read_text("utf-8"))
+    except OSError as exc:
+        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
+    workloads = doc.get("workloads", {})
+    section = workloads.get("briefing", {}) if isinstance(workloads, dict) else None
+    if not isinstance(section, dict):
+        raise SettingsError(f"{file}: [{SECTION}] must be a table")
+    return section
+
+
+def _fail(key: str, message: str) -> SettingsError:
+    return SettingsError(f"{SECTION}.{key}: {message}")
+
+
+def _whole(raw: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _fail(key, f"must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def build(raw: Mapping[str, Any]) -> BriefingSettings:
+    """Settings from the section's table; every key optional."""
+    for key in raw:
+        if key not in _KEYS:
+            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    fields = raw.get("name_fields", list(DEFAULT_NAME_FIELDS))
+    if (not isinstance(fields, list) or not fields
+            or not all(isinstance(f, str) and f.strip() for f in fields) or len(fields) > 20):
+        raise _fail("name_fields", f"must be a list of 1-20 payload field names, not {fields!r}")
+    return BriefingSettings(
+        max_items=_whole(raw, "max_items", 8, 0, 50),
+        name_fields=tuple(f.strip() for f in fields),
+        name_chars=_whole(raw, "name_chars", 80, 10, 500),
+        error_chars=_whole(raw, "error_chars", 200, 20, 2000),
+        max_chars=_whole(raw, "max_chars", 4000, 500, TELEGRAM_LIMIT),
+    )

@@ -1,0 +1,173 @@
+"""The workload's settings: `[workloads.code_changes]` of the service's config file.
+
+The file is `$SIGNOFF_CONFIG` (or the `path` given). The GitHub token comes only from the
+environment (`SIGNOFF_GITHUB_TOKEN`); a `token` key in the file is an error. A bad setting is
+a `SettingsError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from taskqueue import ConfigError, data_dir, workload_section
+
+__all__ = ["PLACEHOLDERS", "SECTION", "CodeSettings", "SettingsError", "load_settings"]
+
+SECTION = "workloads.code_changes"
+CONFIG_ENV = "SIGNOFF_CONFIG"
+TOKEN_ENV = "SIGNOFF_GITHUB_TOKEN"
+# What a command template may name; each is replaced inside one argv element, never a shell.
+PLACEHOLDERS = frozenset({"instruction", "instruction_file", "worktree", "task_id", "branch"})
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)\}")
+_KEYS = {"workspace", "branch_prefix", "agent_command", "agent_timeout_seconds",
+         "test_command", "test_timeout_seconds", "git_timeout_seconds", "author_name",
+         "author_email", "output_tail_bytes", "log_max_bytes", "max_instruction_bytes",
+         "allowed_repos", "github"}
+_GITHUB_KEYS = {"api_url", "repo", "timeout_seconds"}
+_BRANCH_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,60}$")
+
+
+class SettingsError(ConfigError):
+    """A code-changes setting is missing or invalid."""
+
+
+@dataclass(frozen=True)
+class GitHubSettings:
+    """Where pull requests are opened; `repo` (owner/name) is the default for every task."""
+
+    api_url: str = "https://api.github.com"
+    repo: str | None = None
+    timeout: float = 30.0
+    token: str = ""
+
+
+@dataclass(frozen=True)
+class CodeSettings:
+    """Everything the handler and the janitor read besides the task."""
+
+    workspace: Path
+    agent_command: tuple[str, ...] = ()
+    agent_timeout: float = 1800.0
+    test_command: tuple[str, ...] = ()
+    test_timeout: float = 900.0
+    git_timeout: float = 300.0
+    branch_prefix: str = "signoff/task-"
+    author_name: str = "Signoff"
+    author_email: str = "signoff@localhost"
+    output_tail_bytes: int = 64 * 1024
+    log_max_bytes: int = 256 * 1024 * 1024
+    max_instruction_bytes: int = 20 * 1024
+    allowed_repos: tuple[str, ...] = ()  # empty: any repository
+    github: GitHubSettings | None = None
+
+
+def load_settings(path: str | os.PathLike[str] | None = None,
+                  env: Mapping[str, str] | None = None) -> CodeSettings:
+    """Read the section from the config file (if any) and check it all."""
+    env = os.environ if env is None else env
+    raw, file = workload_section("code_changes", path, env)
+    base = file.parent if file is not None else Path.cwd()
+    return build(raw, base, env)
+
+
+def _fail(key: str, message: str) -> SettingsError:
+    return SettingsError(f"{SECTION}.{key}: {message}")
+
+
+def build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> CodeSettings:
+    """Settings from the section's raw table (paths relative to `base`)."""
+    for key in raw:
+        if key not in _KEYS:
+            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    workspace = raw.get("workspace")
+    prefix = raw.get("branch_prefix", "signoff/task-")
+    if not isinstance(prefix, str) or not _BRANCH_PREFIX.match(prefix) or ".." in prefix:
+        raise _fail("branch_prefix", f"must be a plain branch-name prefix, not {prefix!r}")
+    return CodeSettings(
+        workspace=(_path(base, _text(raw, "workspace")) if workspace is not None
+                   else data_dir(env) / "code_changes"),
+        agent_command=_command(raw, "agent_command"),
+        agent_timeout=_positive(raw, "agent_timeout_seconds", 1800.0),
+        test_command=_command(raw, "test_command"),
+        test_timeout=_positive(raw, "test_timeout_seconds", 900.0),
+        git_timeout=_positive(raw, "git_timeout_seconds", 300.0),
+        branch_prefix=prefix,
+        author_name=_text(raw, "author_name", "Signoff"),
+        author_email=_text(raw, "author_email", "signoff@localhost"),
+        output_tail_bytes=_positive(raw, "output_tail_bytes", 64 * 1024, whole=True),
+        log_max_bytes=_positive(raw, "log_max_bytes", 256 * 1024 * 1024, whole=True),
+        max_instruction_bytes=_positive(raw, "max_instruction_bytes", 20 * 1024, whole=True),
+        allowed_repos=_strings(raw, "allowed_repos"),
+        github=_github(raw.get("github"), env),
+    )
+
+
+def _path(base: Path, value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _text(table: Mapping[str, Any], key: str, default: str | None = None) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value.strip() or "\n" in value:
+        raise _fail(key, f"must be a non-empty one-line string, not {value!r}")
+    return value.strip()
+
+
+def _positive(table: Mapping[str, Any], key: str, default: Any, *, whole: bool = False) -> Any:
+    value = table.get(key, default)
+    kind = int if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
+        noun = "a whole number" if whole else "a number"
+        raise _fail(key, f"must be {noun} above 0, not {value!r}")
+    return value
+
+
+def _strings(table: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _fail(key, "must be an array of non-empty strings")
+    return tuple(value)
+
+
+def _command(table: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """A command template: an argv array whose elements may name PLACEHOLDERS."""
+    argv = _strings(table, key)
+    for element in argv:
+        for name in _PLACEHOLDER.findall(element):
+            if name not in PLACEHOLDERS:
+                known = ", ".join("{" + p + "}" for p in sorted(PLACEHOLDERS))
+                raise _fail(key, f"unknown placeholder {{{name}}}; expected one of {known}")
+    return argv
+
+
+def _github(raw: Any, env: Mapping[str, str]) -> GitHubSettings | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _fail("github", "must be a table with api_url (and optionally repo)")
+    if "token" in raw:
+        raise _fail("github.token", f"secrets never go in the file; set {TOKEN_ENV}")
+    for key in raw:
+        if key not in _GITHUB_KEYS:
+            raise _fail(f"github.{key}", f"unknown key; expected {', '.join(sorted(_GITHUB_KEYS))}")
+    api_url = _text(raw, "api_url", "https://api.github.com").rstrip("/")
+    if not api_url.startswith(("http://", "https://")):
+        raise _fail("github.api_url", f"must start with http:// or https://, not {api_url!r}")
+    repo = raw.get("repo")
+    if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1):
+        raise _fail("github.repo", f"must look like owner/name, not {repo!r}")
+    return GitHubSettings(api_url=api_url, repo=repo,
+                          timeout=_positive(raw, "timeout_seconds", 30.0),
+                          token=env.get(TOKEN_ENV, ""))
+
+
+def render_command(template: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
+    """The argv for a template: each known placeholder replaced inside its own element."""
+    return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), element)
+            for element in template]
