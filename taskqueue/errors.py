@@ -4,6 +4,7 @@ and the one place that turns an error into one line and that code."""
 from __future__ import annotations
 
 import sys
+import unicodedata
 from collections.abc import Callable
 
 import psycopg
@@ -89,10 +90,44 @@ class ApprovalExpired(Conflict):
 TRANSIENT = (psycopg.OperationalError, psycopg.InterfaceError, DatabaseUnavailable)
 
 
+# Bidi controls reorder what a reader sees; they are printable to Python but not to us.
+BIDI = frozenset({"\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)),
+                  *map(chr, range(0x2066, 0x206A))})
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# The longest error line printed; longer ones (a server log quoted whole) are cut.
+MAX_MESSAGE_CHARS = 2000
+
+
+def printable(value: object) -> str:
+    """Text safe for a terminal: control, format and bidi characters (newlines, escape
+    sequences, NUL) shown as escapes such as \\n and \\x1b, never raw."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch == " " or (ch.isprintable() and ch not in BIDI) else _escape(ch)
+                   for ch in text)
+
+
+def _escape(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or ch in BIDI:
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return ch
+
+
 def one_line(exc: BaseException) -> str:
     """An error's first line (psycopg's last lines are generic hints)."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
+
+
+def error_line(exc: BaseException) -> str:
+    """A Signoff error as one terminal-safe line: the whole message, with newlines and
+    control characters a value from the database or the user may carry escaped."""
+    text = printable(str(exc).strip() or type(exc).__name__)
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 1] + "…"
 
 
 def run_main(main: Callable[[], int], prog: str = "signoff") -> int:
@@ -100,12 +135,12 @@ def run_main(main: Callable[[], int], prog: str = "signoff") -> int:
     try:
         return main()
     except SignoffError as exc:
-        print(f"{prog}: {one_line(exc)}", file=sys.stderr)
+        print(f"{prog}: {error_line(exc)}", file=sys.stderr)
         return exc.exit_code
     except psycopg.Error as exc:
         # A value the database refuses or a server that went away mid-call: still one
         # line and exit 1, as the contract promises.
-        print(f"{prog}: database error: {one_line(exc)}", file=sys.stderr)
+        print(f"{prog}: database error: {printable(one_line(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -2,68 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from taskqueue.cli import output as out
+from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments, read_jsonl
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig
 from taskqueue.maintenance.signals import read_signals
-from taskqueue.store.checks import check_json
+from taskqueue.store.checks import Limits
 from taskqueue.store.client import NewTask, TaskQueue
 from taskqueue.store.db import describe, resolve_dsn
 from taskqueue.store.migrate import migrate
-from taskqueue.store.models import NewAttachment
 
 UNSET: Any = object()
-
-
-def parse_json(text: str | None, what: str, *, obj: bool = True) -> Any:
-    """Parse a JSON option; BadInput names the option."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"{what} is not valid JSON: {exc.msg} at position {exc.pos}") from None
-    if obj and not isinstance(value, dict):
-        raise BadInput(f"{what} must be a JSON object")
-    check_json(value, what)
-    return value
-
-
-def read_jsonl(source: str) -> list[dict[str, Any]]:
-    """One JSON object per non-blank line; BadInput names the first bad line."""
-    try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8")
-    except OSError as exc:
-        raise BadInput(f"cannot read {source}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{source} is not UTF-8 text") from None
-    payloads = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            payloads.append(parse_json(line, f"line {number}"))
-    if not payloads:
-        raise BadInput(f"{source} holds no payloads")
-    return payloads
-
-
-def read_attachments(paths: list[str]) -> list[NewAttachment]:
-    files = []
-    for name in paths:
-        try:
-            files.append(NewAttachment(Path(name).name, Path(name).read_bytes()))
-        except OSError as exc:
-            raise BadInput(f"cannot read attachment {name}: {exc.strerror}") from None
-    return files
 
 
 async def ready_dsn() -> str:
@@ -76,10 +32,14 @@ async def ready_dsn() -> str:
 
 
 @asynccontextmanager
-async def open_queue(max_size: int = 1) -> AsyncIterator[TaskQueue]:
+async def open_queue(max_size: int = 1, limits: Limits | None = None
+                     ) -> AsyncIterator[TaskQueue]:
+    """A queue on the CLI's database, under `limits` (default: the config file's)."""
+    limits = limits or cli_limits()
     dsn = await ready_dsn()
     try:
         async with TaskQueue.connect(dsn, min_size=1, max_size=max_size) as queue:
+            queue.limits = limits
             yield queue
     except psycopg.errors.UndefinedTable:
         raise MigrationError(f"the database at {describe(dsn)} has no Signoff tables yet: "
@@ -99,11 +59,12 @@ async def enqueue_cmd(args: Any) -> int:
         raise BadInput("--dedupe-key names one task; it cannot apply to a batch")
     if args.max_attempts is not None and args.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
-    payloads = (read_jsonl(args.from_jsonl) if args.from_jsonl
-                else [parse_json(args.payload, "--payload") or {}])
+    limits = cli_limits()
+    payloads = (read_jsonl(args.from_jsonl, limits) if args.from_jsonl
+                else [parse_json(args.payload, "--payload", limits) or {}])
     items = [NewTask(p, args.priority, args.dedupe_key, args.delay, args.max_attempts)
              for p in payloads]
-    async with open_queue() as queue:
+    async with open_queue(limits=limits) as queue:
         done = await queue.task_enqueue_many(args.capability, items, actor="cli")
     for item in done:
         print(item.id)
@@ -128,8 +89,9 @@ async def heartbeat_cmd(args: Any) -> int:
 
 
 async def release_cmd(args: Any) -> int:
-    state = parse_json(args.state, "--state")
-    async with open_queue() as queue:
+    limits = cli_limits()
+    state = parse_json(args.state, "--state", limits)
+    async with open_queue(limits=limits) as queue:
         task = await queue.task_release(args.id, args.worker, claim=args.claim, state=state,
                                         delay=args.delay)
     out.task_line(task, args.json, f"released, claimable from {out.when(task.run_after)}")
@@ -137,24 +99,26 @@ async def release_cmd(args: Any) -> int:
 
 
 async def park_cmd(args: Any) -> int:
-    request = parse_json(args.request, "--request")
-    files = read_attachments(args.attach)
-    async with open_queue() as queue:
+    limits = cli_limits()
+    request = parse_json(args.request, "--request", limits)
+    files = read_attachments(args.attach, limits)
+    async with open_queue(limits=limits) as queue:
         approval = await queue.task_park(args.id, args.worker, args.question, claim=args.claim,
                                          request=request, attachments=files,
                                          expires_in=args.expires_in)
     if args.json:
         out.print_json(approval.to_json())
     else:
-        print(f"task {args.id} parked: {approval.question} "
+        print(f"task {args.id} parked: {out.safe(approval.question)} "
               f"(expires {out.when(approval.expires_at)})")
     print(approval.id)
     return 0
 
 
 async def complete_cmd(args: Any) -> int:
-    result = parse_json(args.result, "--result", obj=False)
-    async with open_queue() as queue:
+    limits = cli_limits()
+    result = parse_json(args.result, "--result", limits, obj=False)
+    async with open_queue(limits=limits) as queue:
         task = await queue.task_complete(args.id, args.worker, claim=args.claim, result=result)
     out.task_line(task, args.json, "result stored")
     return 0
@@ -178,7 +142,8 @@ async def decide_cmd(args: Any) -> int:
     if args.json:
         out.print_json(approval.to_json())
     else:
-        print(f"task {args.id}: approval {approval.id} {decision} by {approval.decided_by}")
+        print(f"task {args.id}: approval {approval.id} {decision} by "
+              f"{out.safe(approval.decided_by)}")
     return 0
 
 

@@ -14,7 +14,7 @@ from taskqueue.cli import commands as cmd
 from taskqueue.cli import embedded, produce, stats
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
-from taskqueue.errors import one_line, run_main
+from taskqueue.errors import one_line, printable, run_main
 
 EXIT_USAGE = 2
 # Packages add subcommands here: each entry point is an `add_parser(subparsers)` callable.
@@ -27,8 +27,31 @@ class Parser(argparse.ArgumentParser):
     """Usage errors are one line naming the problem and where help is, then exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"signoff: error: {one_line(Exception(message))} "
-                              f"(see '{self.prog} --help')\n")
+        self._usage_error(message, self.prog)
+
+    def _usage_error(self, message: str, prog: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"signoff: error: {printable(message.strip())} "
+                              f"(see '{prog} --help')\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """As argparse's, but an unknown option points at the command's help, not ours."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._usage_error(f"unrecognized arguments: {' '.join(extras)}",
+                              _chosen(self, parsed).prog)
+        return parsed
+
+
+def _chosen(parser: argparse.ArgumentParser, parsed: argparse.Namespace
+            ) -> argparse.ArgumentParser:
+    """The (sub)command parser the arguments chose: `signoff caps set`, not `signoff`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            child = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if child is not None:
+                return _chosen(child, parsed)
+    return parser
 
 
 def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
+from taskqueue.errors import printable
 from taskqueue.maintenance.signals import Signal, Signals
 from taskqueue.store.models import Capability, Task, TaskDetail
 
 # C1 controls and DEL pass json.dumps raw with ensure_ascii=False; CSI (\x9b) alone can
 # drive some terminals. Bidi overrides reorder what a reader sees.
 _JSON_UNSAFE = re.compile("[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BIDI = {"\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
 
 
 def print_json(doc: Any) -> None:
@@ -28,21 +27,7 @@ def print_json(doc: Any) -> None:
 
 def safe(value: object) -> str:
     """Text for a terminal: control and bidi characters shown as escapes, never raw."""
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(ch if (ch.isprintable() and ch not in _BIDI)
-                   or (ch == " ") else _escape(ch) for ch in text)
-
-
-def _escape(ch: str) -> str:
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    if ch in named:
-        return named[ch]
-    code = ord(ch)
-    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") or ch in _BIDI:
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-    return ch
+    return printable(value)
 
 
 def when(value: datetime | None) -> str:
@@ -68,7 +53,7 @@ def task_line(task: Task, as_json: bool, detail: str) -> None:
     if as_json:
         print_json(task.to_json())
     else:
-        print(f"task {task.id} {task.status}: {detail}")
+        print(f"task {task.id} {task.status}: {safe(detail)}")
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> None:
@@ -140,7 +125,7 @@ def print_signals(signals: Signals) -> None:
     if signals.reaper_at is None:
         print("reaper: never ran")
     else:
-        counts = " ".join(f"{k}={v}" for k, v in (signals.reaper_outcome or {}).items())
+        counts = safe(" ".join(f"{k}={v}" for k, v in (signals.reaper_outcome or {}).items()))
         ran = f"{when(signals.reaper_at)} ({age(signals.reaper_at)} ago)"
         print(f"reaper: last ran {ran}: {counts}")
 
@@ -156,5 +141,5 @@ def print_caps(caps: list[Capability]) -> None:
     _table(["CAPABILITY", "MAX RUNNING", "MAX PARKED", "DAILY NEW", "TZ", "LEASE", "TTL",
             "ATTEMPTS"],
            [[safe(c.capability), show(c.max_running), show(c.max_parked), show(c.daily_new),
-             c.day_timezone, f"{c.lease_seconds}s", f"{c.approval_ttl_seconds}s",
+             safe(c.day_timezone), f"{c.lease_seconds}s", f"{c.approval_ttl_seconds}s",
              str(c.max_attempts)] for c in caps])

@@ -10,6 +10,7 @@ from typing import Any
 
 from taskqueue.config.checker import Checker
 from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.store.checks import Limits
 
 MODES = ("pool", "tick", "external")
 PERIODS = ("day", "hour", "week")
@@ -76,6 +77,8 @@ class Config:
     # Other top-level tables (a delivery channel's, a web inbox's), unparsed: their owners
     # check them.
     sections: Mapping[str, Any] = field(default_factory=dict)
+    # [limits]: what the queue stores at most (JSON size and depth, attachment size).
+    limits: Limits = field(default_factory=Limits)
     source: str = field(default="", repr=False)
 
     def capability(self, name: str) -> CapabilityConfig | None:

@@ -13,13 +13,15 @@ from taskqueue.config.model import MODES, PERIODS, CapabilityConfig, Config, Pro
 from taskqueue.config.resolve import check_cron, check_imports, check_timezone
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.store.checks import DEFAULT_LIMITS, Limits
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Capability
 
 CONFIG_ENV = "SIGNOFF_CONFIG"
 
 _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capabilities",
-        "workloads"}
+        "workloads", "limits"}
+_LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
 _CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
         "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
         "producers"}
@@ -94,6 +96,7 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
     sched = c.table(top, ("scheduler",), {"misfire_grace_seconds"})
     worker = c.table(top, ("worker",), {"poll_interval_seconds", "grace_seconds"})
     caps = c.table(top, ("capabilities",), set(top.get("capabilities", {})))
+    limits = c.table(top, ("limits",), _LIMITS)
     return Config(
         path=file, timezone=tz,
         reaper_interval_minutes=c.get(reaper, ("reaper", "interval_minutes"), "num", 5, 0.01),
@@ -107,6 +110,8 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
         grace_seconds=c.get(worker, ("worker", "grace_seconds"), "num", 30, 0),
         capabilities={name: _capability(c, caps, name, tz) for name in caps},
         workloads=_workloads(c, top), sections=sections, source=text,
+        limits=Limits(**{k: c.get(limits, ("limits", k), "int", getattr(DEFAULT_LIMITS, k), 1)
+                         for k in sorted(_LIMITS)}),
     )
 
 
@@ -171,7 +176,9 @@ def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:
 async def apply_capabilities(queue: TaskQueue, config: Config, *,
                              only: Iterable[str] | None = None) -> list[Capability]:
     """Write each configured capability's caps and timings (or only those named) to the
-    database."""
+    database, and make the file's `[limits]` this queue's (the service and `signoff worker`
+    both call this right after connecting)."""
+    queue.limits = config.limits
     names = None if only is None else set(only)
     return [await queue.capability_set(name, **cap.settings(config.timezone))
             for name, cap in sorted(config.capabilities.items())

@@ -12,6 +12,7 @@ from typing import Any
 from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
 from taskqueue.runtime.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
 from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.store.checks import MAX_ERROR_CHARS, MAX_TRACEBACK_CHARS
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Task
 from taskqueue.store.states import Status
@@ -142,8 +143,10 @@ def _outcome_for(task: Task, kind: str, value: Any) -> tuple[Outcome | Fail, str
     if kind == "shutdown":
         return Release(), "shutdown"
     if kind == "error":
-        text = "".join(traceback.format_exception(value))
-        return _ErrorFail(f"{type(value).__name__}: {value}", traceback=text), "error"
+        # Cut to the API's bounds: an exception's text must not stop its task from failing.
+        text = "".join(traceback.format_exception(value))[-MAX_TRACEBACK_CHARS:]
+        error = f"{type(value).__name__}: {value}"[:MAX_ERROR_CHARS]
+        return _ErrorFail(error, traceback=text), "error"
     if not isinstance(value, Done | Park | Release | Fail):
         return Fail(f"handler returned {type(value).__name__}, not an outcome"), "error"
     label = ("done" if isinstance(value, Done) else "parked" if isinstance(value, Park)

@@ -11,7 +11,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.store import rows
-from taskqueue.store.checks import check_json
+from taskqueue.store.checks import DEFAULT_LIMITS, Limits, check_json
 from taskqueue.store.models import Approval, Attachment
 from taskqueue.store.queries import query
 
@@ -21,11 +21,13 @@ APPROVALS_CHANNEL = "signoff_approvals"
 Conn = AsyncConnection[dict[str, Any]]
 
 
-def jsonb(value: Any, what: str = "a JSON value") -> Jsonb | None:
-    """A value for a jsonb parameter (None stays NULL); BadInput when jsonb cannot store it."""
+def jsonb(value: Any, what: str = "a JSON value", limits: Limits = DEFAULT_LIMITS
+          ) -> Jsonb | None:
+    """A value for a jsonb parameter (None stays NULL); BadInput when jsonb cannot store it
+    or it is past `limits`."""
     if value is None:
         return None
-    check_json(value, what)
+    check_json(value, what, limits)
     return Jsonb(value)
 
 
@@ -33,9 +35,20 @@ class QueueBase:
     """What every part of TaskQueue shares; only these helpers execute SQL."""
 
     def __init__(self, pool: AsyncConnectionPool[Conn], *,
-                 max_attachment_bytes: int = rows.DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
+                 max_attachment_bytes: int = DEFAULT_LIMITS.max_attachment_bytes,
+                 max_json_bytes: int = DEFAULT_LIMITS.max_json_bytes,
+                 max_json_depth: int = DEFAULT_LIMITS.max_json_depth) -> None:
         self.pool = pool
-        self.max_attachment_bytes = max_attachment_bytes
+        self.limits = Limits(max_json_bytes=max_json_bytes, max_json_depth=max_json_depth,
+                             max_attachment_bytes=max_attachment_bytes)
+
+    @property
+    def max_attachment_bytes(self) -> int:
+        return self.limits.max_attachment_bytes
+
+    def _jsonb(self, value: Any, what: str) -> Jsonb | None:
+        """A user's JSON value (payload, state, result, request) under this queue's limits."""
+        return jsonb(value, what, self.limits)
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[Conn]:

@@ -3,16 +3,76 @@ conflict for a decided approval) with a message naming what is wrong."""
 
 from __future__ import annotations
 
+import json
+import math
+import unicodedata
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from taskqueue.errors import AlreadyDecided, ApprovalExpired, BadInput
 from taskqueue.store.models import NewTask
 from taskqueue.store.states import Decision, Status
 
+DEFAULT_MAX_JSON_BYTES = 1024 * 1024
+DEFAULT_MAX_JSON_DEPTH = 64
+DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+# Python refuses to print whole numbers past 4300 digits; nobody's payload needs 1000.
+MAX_INT_DIGITS = 1000
+_INT_BOUND = 10**MAX_INT_DIGITS
+
+# Text bounds (characters). A question and a note are read by a person on a phone; a name
+# is a label; a dedupe key sits in a btree index, whose rows must stay under ~2700 bytes.
+MAX_NAME_CHARS = 200
+MAX_DEDUPE_KEY_CHARS = 500
+MAX_QUESTION_CHARS = 10_000
+MAX_NOTE_CHARS = 10_000
+MAX_ERROR_CHARS = 65_536
+MAX_TRACEBACK_CHARS = 262_144
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A queue's size limits on what it stores: JSON values (payload, state, result,
+    request: bytes as compact UTF-8 JSON, and nesting depth) and each attachment."""
+
+    max_json_bytes: int = DEFAULT_MAX_JSON_BYTES
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+    max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES
+
+    def __post_init__(self) -> None:
+        for name in ("max_json_bytes", "max_json_depth", "max_attachment_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise BadInput(f"{name} must be a whole number of at least 1, not {value!r}")
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def check_text(value: str | None, what: str, limit: int, *, required: bool = False) -> None:
+    """BadInput when a text is past `limit` characters (or empty when `required`)."""
+    if value is None:
+        if required:
+            raise BadInput(f"{what} is required")
+        return
+    if required and not value.strip():
+        raise BadInput(f"{what} must not be empty")
+    if len(value) > limit:
+        raise BadInput(f"{what} is {len(value)} characters, over the limit of {limit}")
+    if "\x00" in value:
+        raise BadInput(f"{what} holds a NUL character, which PostgreSQL text cannot store")
+
+
+def check_name(value: str | None, what: str, *, required: bool = False) -> None:
+    """A worker's or a person's name: a label, so no control characters."""
+    check_text(value, what, MAX_NAME_CHARS, required=required)
+    if value and any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise BadInput(f"{what} holds a control character")
+
 
 def check_capability(capability: str) -> None:
-    if not capability or not capability.strip() or len(capability) > 200:
+    if not capability or not capability.strip() or len(capability) > MAX_NAME_CHARS:
         raise BadInput("a capability name must be 1 to 200 characters")
 
 
@@ -26,6 +86,7 @@ def check_new_task(item: NewTask) -> None:
         raise BadInput("max-attempts must be at least 1")
     if item.dedupe_key is not None and not item.dedupe_key:
         raise BadInput("a dedupe key must not be empty")
+    check_text(item.dedupe_key, "a dedupe key", MAX_DEDUPE_KEY_CHARS)
 
 
 def check_delay(delay: float) -> None:
@@ -60,6 +121,8 @@ def check_decision(decision: Decision | str, by: str, note: str | None) -> Decis
         raise BadInput(f"a decision is approved, revised or skipped, not {decision!r}")
     if not by or not by.strip():
         raise BadInput("a decision must name who made it")
+    check_name(by, "the decider's name")
+    check_text(note, "the note", MAX_NOTE_CHARS)
     if choice is Decision.REVISED and not (note and note.strip()):
         raise BadInput("a revise decision needs a note")
     return choice
@@ -93,17 +156,68 @@ def check_setting(key: str, value: Any) -> None:
         raise BadInput(f"{key} must be at least {minimum}")
 
 
-def check_json(value: Any, what: str) -> None:
-    """BadInput when a JSON value holds U+0000, which PostgreSQL's jsonb cannot store."""
-    if _has_nul(value):
-        raise BadInput(f"{what} holds a \\u0000 character, which PostgreSQL's jsonb cannot store")
+def check_json(value: Any, what: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """BadInput when jsonb cannot store `value` or it is past the limits: nested deeper than
+    `max_json_depth`, over `max_json_bytes` as compact UTF-8 JSON, a NUL, NaN or Infinity,
+    a whole number past MAX_INT_DIGITS digits, or a value JSON has no form for."""
+    chars = _walk(value, what, limits)
+    # The walk counted every string's characters, a lower bound of the encoded size, so a
+    # huge value is refused before it is serialised.
+    if chars > limits.max_json_bytes:
+        raise _too_big(what, chars, limits, at_least=True)
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > limits.max_json_bytes:
+        raise _too_big(what, size, limits)
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(v) for v in value)
-    return False
+def _too_big(what: str, size: int, limits: Limits, at_least: bool = False) -> BadInput:
+    return BadInput(f"{what} is {'at least ' if at_least else ''}{size} bytes of JSON, over the "
+                    f"limit of {limits.max_json_bytes} (max_json_bytes)")
+
+
+def _walk(value: Any, what: str, limits: Limits) -> int:
+    """Check every node without recursion (a 10,000-deep value must not blow the stack);
+    returns the characters of all strings and keys."""
+    chars = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > limits.max_json_depth:
+                raise BadInput(f"{what} is nested deeper than {limits.max_json_depth} levels "
+                               "(max_json_depth)")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in items:
+                if isinstance(node, dict):
+                    chars += _check_scalar(key, what)
+                stack.append((child, depth + 1))
+        else:
+            chars += _check_scalar(node, what)
+        if chars > limits.max_json_bytes:
+            break
+    return chars
+
+
+def _check_scalar(node: Any, what: str) -> int:
+    if isinstance(node, str):
+        if "\x00" in node:
+            raise BadInput(f"{what} holds a \\u0000 character, which PostgreSQL's jsonb "
+                           "cannot store")
+        if not node.isascii():
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BadInput(f"{what} holds a lone surrogate (\\ud800-\\udfff), which is "
+                               "not text") from None
+        return len(node)
+    if isinstance(node, bool) or node is None:
+        return 0
+    if isinstance(node, int):
+        if abs(node) >= _INT_BOUND:
+            raise BadInput(f"{what} holds a number of more than {MAX_INT_DIGITS} digits")
+        return 0
+    if isinstance(node, float):
+        if not math.isfinite(node):
+            raise BadInput(f"{what} holds NaN or Infinity, which JSON cannot store")
+        return 0
+    raise BadInput(f"{what} holds a {type(node).__name__}, which is not a JSON value")

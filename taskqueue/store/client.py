@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import (
@@ -22,11 +23,18 @@ from taskqueue.errors import (
 from taskqueue.store import rows
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
 from taskqueue.store.checks import (
+    MAX_ERROR_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_QUESTION_CHARS,
+    MAX_TRACEBACK_CHARS,
     check_capability,
     check_claim,
     check_decision,
     check_delay,
+    check_json,
+    check_name,
     check_new_task,
+    check_text,
     refuse_decided,
 )
 from taskqueue.store.db import check_reachable, resolve_dsn
@@ -83,8 +91,11 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
                                 actor: str | None = None) -> list[Enqueued]:
         """Add several tasks in one transaction: all of them or none."""
         check_capability(capability)
-        for item in items:
+        check_name(actor, "the actor")
+        for number, item in enumerate(items, start=1):
             check_new_task(item)
+            check_json(item.payload, "the payload" if len(items) == 1
+                       else f"the payload of item {number}", self.limits)
         keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
         async with self._tx() as conn:
             if keys:
@@ -94,11 +105,10 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
                 await self._notify(conn, TASKS_CHANNEL, capability)
         return out
 
-    @staticmethod
-    def _enqueue_params(capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
+    def _enqueue_params(self, capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
         return {
             "capability": capability, "priority": item.priority,
-            "payload": jsonb(item.payload, "the payload"), "max_attempts": item.max_attempts,
+            "payload": Jsonb(item.payload), "max_attempts": item.max_attempts,
             "delay": float(item.delay), "dedupe_key": item.dedupe_key, "actor": actor,
         }
 
@@ -136,8 +146,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
                          lease: float | None = None) -> Task | None:
         """Take the next claimable task of `capability` for `worker`, or None."""
         check_capability(capability)
-        if not worker:
-            raise BadInput("a worker name is required")
+        check_name(worker, "the worker name", required=True)
         if lease is not None and lease <= 0:
             raise BadInput("the lease must be a positive number of seconds")
         async with self._tx() as conn:
@@ -182,8 +191,8 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
     async def task_save_state(self, task_id: int, worker: str, state: JSON, *,
                               claim: str | None = None) -> Task:
         """Save intermediate state without releasing, so a crash does not redo the work."""
+        params = self._fence(task_id, worker, claim) | {"state": self._jsonb(state, "the state")}
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"state": jsonb(state, "the state")}
             row = await self._fenced(conn, "task_save_state", params)
         return rows.task_from_row(row)
 
@@ -194,7 +203,7 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
         check_delay(delay)
         async with self._tx() as conn:
             params = self._fence(task_id, worker, claim) | {
-                "state": jsonb(state, "the state"), "delay": float(delay), "reason": reason}
+                "state": self._jsonb(state, "the state"), "delay": float(delay), "reason": reason}
             row = await self._fenced(conn, "task_release", params)
             await self._notify(conn, TASKS_CHANNEL, row["capability"])
         return rows.task_from_row(row)
@@ -204,17 +213,17 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
                         attachments: Iterable[NewAttachment] = (),
                         expires_in: float | None = None, state: JSON | None = None) -> Approval:
         """Stop a running task at a question for a person; returns the new approval."""
-        if not question.strip():
-            raise BadInput("the question must not be empty")
+        check_text(question, "the question", MAX_QUESTION_CHARS, required=True)
         if expires_in is not None and expires_in <= 0:
             raise BadInput("expires-in must be a positive number of seconds")
         files = [rows.check_attachment(a, self.max_attachment_bytes) for a in attachments]
+        params = self._fence(task_id, worker, claim) | {"state": self._jsonb(state, "the state")}
+        request_value = self._jsonb(request or {}, "the request")
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"state": jsonb(state, "the state")}
             task = await self._fenced(conn, "task_park", params)
             approval = await self._one(conn, "approval_insert", {
                 "task_id": task_id, "question": question,
-                "request": jsonb(request or {}, "the request"), "expires_in": expires_in,
+                "request": request_value, "expires_in": expires_in,
                 "capability": task["capability"], "worker": worker})
             assert approval is not None
             stored = [await self._one(conn, "attachment_insert",
@@ -226,8 +235,8 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
     async def task_complete(self, task_id: int, worker: str, *, claim: str | None = None,
                             result: JSON | None = None) -> Task:
         """Finish a running task as succeeded with its result."""
+        params = self._fence(task_id, worker, claim) | {"result": self._jsonb(result, "the result")}
         async with self._tx() as conn:
-            params = self._fence(task_id, worker, claim) | {"result": jsonb(result, "the result")}
             row = await self._fenced(conn, "task_complete", params)
         return rows.task_from_row(row)
 
@@ -235,12 +244,12 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
                         claim: str | None = None, retry: bool = True,
                         traceback: str | None = None, state: JSON | None = None) -> Task:
         """Record a failure: back to pending with backoff, or failed past max_attempts."""
-        if not error.strip():
-            raise BadInput("the error must not be empty")
+        check_text(error, "the error", MAX_ERROR_CHARS, required=True)
+        check_text(traceback, "the traceback", MAX_TRACEBACK_CHARS)
         async with self._tx() as conn:
             params = self._fence(task_id, worker, claim) | {
                 "error": error, "retry": retry, "traceback": traceback,
-                "state": jsonb(state, "the state")}
+                "state": self._jsonb(state, "the state")}
             row = await self._fenced(conn, "task_fail", params)
             if row["status"] == Status.PENDING:
                 await self._notify(conn, TASKS_CHANNEL, row["capability"])
@@ -309,11 +318,14 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
 
     async def task_retry(self, task_id: int, *, actor: str | None = None) -> Task:
         """Put a failed, expired or cancelled task back to pending with attempts reset."""
+        check_name(actor, "the actor")
         return await self._operator_move(task_id, RETRYABLE, Status.PENDING, "retried", actor)
 
     async def task_cancel(self, task_id: int, *, actor: str | None = None,
                           reason: str | None = None) -> Task:
         """Cancel an unfinished task; a running one's worker then finds its lease lost."""
+        check_name(actor, "the actor")
+        check_text(reason, "the reason", MAX_NOTE_CHARS)
         return await self._operator_move(task_id, UNFINISHED, Status.CANCELLED, "cancelled",
                                          actor, {"reason": reason} if reason else {})
 
@@ -341,6 +353,8 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
     async def event_insert(self, task_id: int, kind: str, *, actor: str | None = None,
                            detail: JSON | None = None) -> Event:
         """Append an event that is not a transition (a refused tap, a sent message)."""
+        check_name(kind, "the event kind", required=True)
+        check_name(actor, "the actor")
         try:
             async with self._tx() as conn:
                 row = await self._one(conn, "event_insert", {

