@@ -36,6 +36,8 @@ class QueueBase:
                  max_attachment_bytes: int = rows.DEFAULT_MAX_ATTACHMENT_BYTES) -> None:
         self.pool = pool
         self.max_attachment_bytes = max_attachment_bytes
+        # capability -> whether it has caps, as the last claim found it (see task_claim_many)
+        self._capped: dict[str, bool] = {}
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[Conn]:
