@@ -48,6 +48,7 @@ from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_s
 from taskqueue.runtime.tick import Tick, TickReport
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
+from taskqueue.store.batches import Completion, Failure, Releasing
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.db import describe as describe_dsn
 from taskqueue.store.db import resolve_dsn
@@ -86,6 +87,7 @@ __all__ = [
     "Capability",
     "CapabilityConfig",
     "CapabilityRun",
+    "Completion",
     "Config",
     "ConfigChecker",
     "ConfigError",
@@ -96,6 +98,7 @@ __all__ = [
     "Enqueued",
     "Event",
     "Fail",
+    "Failure",
     "Handler",
     "Heartbeat",
     "IncidentAlert",
@@ -119,6 +122,7 @@ __all__ = [
     "Reaper",
     "ReaperConfig",
     "Release",
+    "Releasing",
     "Signal",
     "SignalConfig",
     "Signals",

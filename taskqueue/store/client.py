@@ -21,6 +21,7 @@ from taskqueue.errors import (
 )
 from taskqueue.store import rows
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
+from taskqueue.store.batches import BatchesMixin
 from taskqueue.store.checks import (
     check_capability,
     check_claim,
@@ -46,7 +47,7 @@ from taskqueue.store.services import ServicesMixin
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 
 
-class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
+class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod

@@ -352,6 +352,112 @@ WITH t AS (
 )
 SELECT * FROM t;
 
+-- name: task_complete_many
+-- task_complete for many tasks in one statement, each under its own fence (worker and
+-- claim). Rows are locked in id order so two batches never deadlock on each other. A task
+-- missing from the result was not changed: its claim is lost (or it is gone).
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(claims)s::uuid[],
+                         %(results)s::jsonb[]) AS i(id, worker, claim, result)
+), locked AS (
+    SELECT t.id FROM tasks t JOIN input i ON i.id = t.id
+    WHERE t.status = 'running' AND t.worker = i.worker
+      AND (i.claim IS NULL OR t.claim_token = i.claim)
+    ORDER BY t.id
+    FOR UPDATE OF t
+), t AS (
+    UPDATE tasks SET status = 'succeeded', worker = NULL, claim_token = NULL,
+        lease_expires_at = NULL, result = i.result, finished_at = now()
+    FROM input i
+    WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM locked)
+      AND tasks.status = 'running' AND tasks.worker = i.worker
+      AND (i.claim IS NULL OR tasks.claim_token = i.claim)
+    RETURNING tasks.*, i.worker AS by_worker
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'completed', by_worker, jsonb_build_object('from', 'running', 'to', 'succeeded')
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_release_many
+-- task_release for many tasks in one statement, each under its own fence.
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(claims)s::uuid[],
+                         %(states)s::jsonb[], %(delays)s::float8[], %(reasons)s::text[])
+        AS i(id, worker, claim, state, delay, reason)
+), locked AS (
+    SELECT t.id FROM tasks t JOIN input i ON i.id = t.id
+    WHERE t.status = 'running' AND t.worker = i.worker
+      AND (i.claim IS NULL OR t.claim_token = i.claim)
+    ORDER BY t.id
+    FOR UPDATE OF t
+), t AS (
+    UPDATE tasks SET status = 'pending', worker = NULL, claim_token = NULL,
+        lease_expires_at = NULL,
+        state = COALESCE(i.state, tasks.state),
+        run_after = now() + make_interval(secs => i.delay)
+    FROM input i
+    WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM locked)
+      AND tasks.status = 'running' AND tasks.worker = i.worker
+      AND (i.claim IS NULL OR tasks.claim_token = i.claim)
+    RETURNING tasks.*, i.worker AS by_worker, i.delay, i.reason
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'released', by_worker,
+           jsonb_build_object('from', 'running', 'to', 'pending', 'delay_seconds', delay,
+                              'reason', reason)
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_fail_many
+-- task_fail for many tasks in one statement, each under its own fence.
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(claims)s::uuid[],
+                         %(errors)s::text[], %(retries)s::bool[], %(tracebacks)s::text[],
+                         %(states)s::jsonb[])
+        AS i(id, worker, claim, error, retry, traceback, state)
+), locked AS (
+    SELECT t.id FROM tasks t JOIN input i ON i.id = t.id
+    WHERE t.status = 'running' AND t.worker = i.worker
+      AND (i.claim IS NULL OR t.claim_token = i.claim)
+    ORDER BY t.id
+    FOR UPDATE OF t
+), t AS (
+    UPDATE tasks SET
+        attempts = tasks.attempts + 1,
+        last_error = i.error,
+        status = CASE WHEN i.retry AND tasks.attempts + 1 < tasks.max_attempts
+                      THEN 'pending' ELSE 'failed' END,
+        run_after = CASE WHEN i.retry AND tasks.attempts + 1 < tasks.max_attempts
+            THEN now() + make_interval(secs => least(3600, COALESCE(
+                (SELECT retry_base_seconds FROM capabilities c
+                 WHERE c.capability = tasks.capability), 30) * power(2, tasks.attempts)))
+            ELSE tasks.run_after END,
+        finished_at = CASE WHEN i.retry AND tasks.attempts + 1 < tasks.max_attempts
+                           THEN NULL ELSE now() END,
+        state = COALESCE(i.state, tasks.state),
+        worker = NULL, claim_token = NULL, lease_expires_at = NULL
+    FROM input i
+    WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM locked)
+      AND tasks.status = 'running' AND tasks.worker = i.worker
+      AND (i.claim IS NULL OR tasks.claim_token = i.claim)
+    RETURNING tasks.*, i.worker AS by_worker, i.error AS by_error, i.traceback
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'failed', by_worker,
+           jsonb_build_object('from', 'running', 'to', status, 'error', by_error,
+                              'attempts', attempts, 'retry_at',
+                              CASE WHEN status = 'pending' THEN run_after END,
+                              'traceback', traceback)
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_status_many
+SELECT id, capability, status, worker, claim_token FROM tasks WHERE id = ANY(%(ids)s);
+
 -- name: task_status
 SELECT id, capability, status, worker, claim_token FROM tasks WHERE id = %(id)s;
 
