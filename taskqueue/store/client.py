@@ -87,12 +87,12 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         for item in items:
             check_new_task(item)
         keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
-        async with self._tx() as conn:
+        # BEGIN, the key locks and the batch go out in one round trip, COMMIT in a second;
+        # the batch's statement sends its own NOTIFY.
+        async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
             if keys:
                 await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
             out = await self._enqueue_batch(conn, capability, items, actor)
-            if any(e.created for e in out):
-                await self._notify(conn, TASKS_CHANNEL, capability)
         return out
 
     @staticmethod
@@ -105,19 +105,19 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
 
     async def _enqueue_batch(self, conn: Conn, capability: str, items: Sequence[NewTask],
                              actor: str | None) -> list[Enqueued]:
-        """All inserts in one pipelined round trip; a dedupe race falls back to one by one."""
+        """The whole batch in one statement; a row it could not settle runs alone."""
         if not items:
             return []
-        cur = conn.cursor()
-        await cur.executemany(query("task_enqueue"),
-                              [self._enqueue_params(capability, i, actor) for i in items],
-                              returning=True)
-        found: list[dict[str, Any] | None] = []
-        while True:
-            found.append(await cur.fetchone())
-            if not cur.nextset():
-                break
-        return [Enqueued(row["id"], row["inserted"]) if row is not None
+        params = {
+            "capability": capability, "actor": actor, "channel": TASKS_CHANNEL,
+            "priorities": [i.priority for i in items],
+            "payloads": [jsonb(i.payload, "the payload") for i in items],
+            "max_attempts": [i.max_attempts for i in items],
+            "delays": [float(i.delay) for i in items],
+            "dedupe_keys": [i.dedupe_key for i in items]}
+        cur = await conn.execute(query("task_enqueue_many"), params, prepare=True)
+        found = await cur.fetchall()
+        return [Enqueued(row["id"], row["inserted"]) if row["id"] is not None
                 else await self._enqueue_one(conn, capability, item, actor)
                 for row, item in zip(found, items, strict=True)]
 
