@@ -28,6 +28,7 @@ from taskqueue.errors import (
     run_main,
 )
 from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
@@ -118,6 +119,9 @@ __all__ = [
     "ProducerJob",
     "ProducerReport",
     "ProducerRun",
+    "PruneReport",
+    "Pruner",
+    "PrunerConfig",
     "ReapReport",
     "Reaper",
     "ReaperConfig",

@@ -981,3 +981,46 @@ ORDER BY p.finished_at DESC, p.id;
 -- that must never enqueue the same thing twice, even after a skip or a failure).
 SELECT DISTINCT dedupe_key FROM tasks
 WHERE capability = %(capability)s AND dedupe_key = ANY(%(keys)s::text[]);
+
+-- name: task_prune_many
+-- Retention (the pruner): deletes up to `batch` finished tasks finished longer ago than
+-- `age` seconds, with their events, approvals and attachments (ON DELETE CASCADE). A task
+-- that has approvals is the audit trail and waits for `audit_age` instead. Walks the
+-- primary key from `after_id`, skips rows another transaction holds, and never touches
+-- an unfinished task, so claims (which lock pending rows) never wait for it. A NULL
+-- capability means every capability except `exclude` (those have their own age).
+WITH doomed AS (
+    SELECT t.id FROM tasks t
+    WHERE t.id > %(after_id)s
+      AND t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+      AND COALESCE(t.finished_at, t.updated_at) < now() - make_interval(secs => %(age)s)
+      AND (%(capability)s::text IS NULL OR t.capability = %(capability)s)
+      AND NOT t.capability = ANY(%(exclude)s::text[])
+      AND (COALESCE(t.finished_at, t.updated_at) < now() - make_interval(secs => %(audit_age)s)
+           OR NOT EXISTS (SELECT 1 FROM approvals a WHERE a.task_id = t.id))
+    ORDER BY t.id
+    LIMIT %(batch)s
+    FOR UPDATE OF t SKIP LOCKED
+), gone AS (
+    DELETE FROM tasks t USING doomed d WHERE t.id = d.id RETURNING t.id
+)
+SELECT count(*)::int AS deleted, max(id) AS last_id FROM gone;
+
+-- name: attachment_prune_many
+-- The bytes of the evidence of finished tasks older than `age` whose approvals are kept
+-- for the audit trail: the attachment rows go, the approvals and their decisions stay.
+WITH doomed AS (
+    SELECT f.id FROM approval_attachments f
+    JOIN approvals a ON a.id = f.approval_id
+    JOIN tasks t ON t.id = a.task_id
+    WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+      AND COALESCE(t.finished_at, t.updated_at) < now() - make_interval(secs => %(age)s)
+      AND (%(capability)s::text IS NULL OR t.capability = %(capability)s)
+      AND NOT t.capability = ANY(%(exclude)s::text[])
+    ORDER BY f.id
+    LIMIT %(batch)s
+    FOR UPDATE OF f SKIP LOCKED
+), gone AS (
+    DELETE FROM approval_attachments f USING doomed d WHERE f.id = d.id RETURNING f.id
+)
+SELECT count(*)::int AS deleted FROM gone;
