@@ -74,7 +74,7 @@ def plan_summary(lines: list[str]) -> dict[str, Any]:
 
 async def claim_explain(dsn: str, capability: str) -> dict[str, Any]:
     """EXPLAIN (ANALYZE, BUFFERS) of the claim statement, rolled back so nothing is claimed."""
-    params = {"capability": capability, "worker": "bench-explain", "lease": None}
+    params = {"capability": capability, "worker": "bench-explain", "lease": None, "n": 1}
     async with await psycopg.AsyncConnection.connect(
             dsn, cursor_factory=psycopg.AsyncClientCursor) as conn:
         cur = await conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query("task_claim"), params)

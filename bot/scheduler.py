@@ -1,4 +1,4 @@
-"""The service's timetable (APScheduler 3.11): reaper, incident check, ticks, producers, and
+"""The service's timetable (APScheduler 3.11): reaper, pruner, incident check, ticks, producers, and
 the checks a channel adds (the nudge digest).
 
 Every entry calls a small object's `run_once()`; scheduled jobs enqueue work and do not do
@@ -26,6 +26,7 @@ from taskqueue import (
     Config,
     IncidentAlert,
     ProducerJob,
+    Pruner,
     Reaper,
     ReaperConfig,
     Stopping,
@@ -92,6 +93,12 @@ class ServiceScheduler:
         self.add("reaper", reaper.run_once,
                  IntervalTrigger(minutes=self.config.reaper_interval_minutes, timezone=self.tz),
                  at_start=True)
+
+    def add_pruner(self) -> None:
+        """Retention, daily at 03:17 (off the hour, when little else runs)."""
+        pruner = Pruner(self.queue, self.config.retention)
+        self.add("pruner", pruner.run_once,
+                 CronTrigger(hour=3, minute=17, timezone=self.tz))
 
     def add_incident_check(self) -> None:
         """Record the incident signal's changes as alert notifications for the channels."""

@@ -131,6 +131,7 @@ class Service:
         sched = ServiceScheduler(self.queue, self.config, worker=f"{self.name}:tick",
                                  stopping=self.stopping)
         sched.add_reaper()
+        sched.add_pruner()
         sched.add_incident_check()
         for name, run in runs.items():
             cap = self.config.capabilities[name]

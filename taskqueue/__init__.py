@@ -39,6 +39,7 @@ from taskqueue.maintenance.endpoints import (
     parse_listen,
     reaper_check,
 )
+from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
@@ -60,6 +61,7 @@ from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_s
 from taskqueue.runtime.tick import Tick, TickReport
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
+from taskqueue.store.batches import Completion, Failure, Releasing
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.db import describe as describe_dsn
 from taskqueue.store.db import resolve_dsn
@@ -99,6 +101,7 @@ __all__ = [
     "CapabilityConfig",
     "CapabilityRun",
     "Checkpoint",
+    "Completion",
     "Config",
     "ConfigChecker",
     "ConfigError",
@@ -109,6 +112,7 @@ __all__ = [
     "Enqueued",
     "Event",
     "Fail",
+    "Failure",
     "Handler",
     "HealthCheck",
     "Heartbeat",
@@ -130,10 +134,14 @@ __all__ = [
     "ProducerJob",
     "ProducerReport",
     "ProducerRun",
+    "PruneReport",
+    "Pruner",
+    "PrunerConfig",
     "ReapReport",
     "Reaper",
     "ReaperConfig",
     "Release",
+    "Releasing",
     "Signal",
     "SignalConfig",
     "Signals",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.config.checker import Checker
+from taskqueue.maintenance.pruner import PrunerConfig
 from taskqueue.maintenance.signals import SignalConfig
 from taskqueue.store.checks import Limits
 
@@ -44,6 +45,7 @@ class CapabilityConfig:
     timeout_seconds: float | None = None
     approval_ttl_hours: float | None = None
     max_attempts: int | None = None
+    retention_days: float | None = None
     producers: tuple[ProducerConfig, ...] = ()
 
     def settings(self, timezone: str) -> dict[str, Any]:
@@ -71,6 +73,7 @@ class Config:
     misfire_grace_seconds: int = 3600
     poll_interval_seconds: float = 5
     grace_seconds: float = 30
+    retention: PrunerConfig = field(default_factory=PrunerConfig)
     capabilities: Mapping[str, CapabilityConfig] = field(default_factory=dict)
     # [workloads.NAME] tables, passed through unchecked: each workload reads and checks its own.
     workloads: Mapping[str, Any] = field(default_factory=dict)

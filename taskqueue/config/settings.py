@@ -12,6 +12,7 @@ from taskqueue.config.checker import Checker, KeyPath
 from taskqueue.config.model import MODES, PERIODS, CapabilityConfig, Config, ProducerConfig
 from taskqueue.config.resolve import check_cron, check_imports, check_timezone
 from taskqueue.errors import ConfigError
+from taskqueue.maintenance.pruner import PrunerConfig
 from taskqueue.maintenance.signals import SignalConfig
 from taskqueue.store.checks import DEFAULT_LIMITS, Limits
 from taskqueue.store.client import TaskQueue
@@ -20,11 +21,11 @@ from taskqueue.store.models import Capability
 CONFIG_ENV = "SIGNOFF_CONFIG"
 
 _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capabilities",
-        "workloads", "limits"}
+        "workloads", "limits", "retention"}
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
 _CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
         "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
-        "producers"}
+        "retention_days", "producers"}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
 
@@ -97,6 +98,7 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
     worker = c.table(top, ("worker",), {"poll_interval_seconds", "grace_seconds"})
     caps = c.table(top, ("capabilities",), set(top.get("capabilities", {})))
     limits = c.table(top, ("limits",), _LIMITS)
+    capabilities = {name: _capability(c, caps, name, tz) for name in caps}
     return Config(
         path=file, timezone=tz,
         reaper_interval_minutes=c.get(reaper, ("reaper", "interval_minutes"), "num", 5, 0.01),
@@ -108,7 +110,8 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
                                     3600, 1),
         poll_interval_seconds=c.get(worker, ("worker", "poll_interval_seconds"), "num", 5, 0.01),
         grace_seconds=c.get(worker, ("worker", "grace_seconds"), "num", 30, 0),
-        capabilities={name: _capability(c, caps, name, tz) for name in caps},
+        retention=_retention(c, top, capabilities),
+        capabilities=capabilities,
         workloads=_workloads(c, top), sections=sections, source=text,
         limits=Limits(**{k: c.get(limits, ("limits", k), "int", getattr(DEFAULT_LIMITS, k), 1)
                          for k in sorted(_LIMITS)}),
@@ -129,6 +132,18 @@ def _signals(c: Checker, sig: Mapping[str, Any]) -> SignalConfig:
         nudge_count=c.get(sig, ("signals", "nudge_count"), "int", d.nudge_count, 0),
         nudge_age_hours=c.get(sig, ("signals", "nudge_age_hours"), "num", d.nudge_age_hours, 0),
     )
+
+
+def _retention(c: Checker, top: Mapping[str, Any],
+               caps: Mapping[str, CapabilityConfig]) -> PrunerConfig:
+    t = c.table(top, ("retention",), {"days", "audit_days", "batch"})
+    d = PrunerConfig()
+    return PrunerConfig(
+        days=c.get(t, ("retention", "days"), "num", d.days, 0.0001),
+        audit_days=c.get(t, ("retention", "audit_days"), "num", d.audit_days, 0.0001),
+        batch=c.get(t, ("retention", "batch"), "int", d.batch, 1),
+        capabilities={n: cap.retention_days for n, cap in caps.items()
+                      if cap.retention_days is not None})
 
 
 def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> CapabilityConfig:
@@ -154,6 +169,7 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         timeout_seconds=c.get(t, (*k, "timeout_seconds"), "num", None, 0.001),
         approval_ttl_hours=c.get(t, (*k, "approval_ttl_hours"), "num", None, 0.0003),
         max_attempts=c.get(t, (*k, "max_attempts"), "int", None, 1),
+        retention_days=c.get(t, (*k, "retention_days"), "num", None, 0.0001),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )

@@ -12,6 +12,8 @@ from typing import Any
 from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
 from taskqueue.runtime.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
 from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.runtime.outcomes import OutcomeBuffer
+from taskqueue.store.batches import Completion, Failure, Releasing
 from taskqueue.store.checks import MAX_ERROR_CHARS, MAX_TRACEBACK_CHARS
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Task
@@ -74,15 +76,25 @@ async def claim_one(queue: TaskQueue, run: CapabilityRun, worker: str) -> Task |
     return task
 
 
+async def claim_many(queue: TaskQueue, run: CapabilityRun, worker: str, n: int) -> list[Task]:
+    """Claim up to `n` tasks of `run.capability` in one statement and log each transition."""
+    tasks = await queue.task_claim_many(run.capability, worker, n, lease=run.lease)
+    for task in tasks:
+        log_transition(task, claimed_from(task), "running", worker)
+    return tasks
+
+
 async def run_slice(queue: TaskQueue, task: Task, run: CapabilityRun, worker: str,
-                    stopping: Stopping | None = None) -> SliceReport:
-    """Run one slice of a claimed task and apply its outcome under the claim's fence."""
+                    stopping: Stopping | None = None,
+                    outcomes: OutcomeBuffer | None = None) -> SliceReport:
+    """Run one slice of a claimed task and apply its outcome under the claim's fence
+    (through `outcomes`, batched with other slices' outcomes, when given)."""
     stopping = stopping or Stopping()
     ctx = TaskContext(task, queue, worker, lease=run.lease)
     lost = asyncio.Event()
     async with Heartbeat(queue, task, worker, lease=run.lease, on_lost=lambda _: lost.set()):
         kind, value = await _supervise(run.handler(task, ctx), ctx, lost, stopping, run.timeout)
-    return await _finish(queue, task, worker, kind, value, stopping)
+    return await _finish(queue, task, worker, kind, value, stopping, outcomes)
 
 
 async def _supervise(coro: Any, ctx: TaskContext, lost: asyncio.Event, stopping: Stopping,
@@ -125,7 +137,7 @@ async def _cancel(handler: asyncio.Task[Any], ctx: TaskContext) -> None:
 
 
 async def _finish(queue: TaskQueue, task: Task, worker: str, kind: str, value: Any,
-                  stopping: Stopping) -> SliceReport:
+                  stopping: Stopping, outcomes: OutcomeBuffer | None) -> SliceReport:
     if kind == "error" and isinstance(value, LeaseLost | TaskNotFound):
         kind = "lease_lost"
     if kind == "lease_lost":
@@ -133,7 +145,7 @@ async def _finish(queue: TaskQueue, task: Task, worker: str, kind: str, value: A
                     task.id, task.capability, worker)
         return SliceReport(task.id, task.capability, "lease_lost", None)
     outcome, label = _outcome_for(task, kind, value)
-    status = await _apply_with_retry(queue, task, worker, outcome, kind, stopping)
+    status = await _apply_with_retry(queue, task, worker, outcome, kind, stopping, outcomes)
     return SliceReport(task.id, task.capability, label if status else "lease_lost", status)
 
 
@@ -162,13 +174,14 @@ class _ErrorFail(Fail):
 
 
 async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
-                            kind: str, stopping: Stopping) -> Status | None:
+                            kind: str, stopping: Stopping,
+                            outcomes: OutcomeBuffer | None = None) -> Status | None:
     """Apply the outcome; while the database is away, retry (the claim token fences it)."""
     delay, tries = 0.2, 0
     while True:
         tries += 1
         try:
-            return await _apply(queue, task, worker, outcome, kind)
+            return await _apply(queue, task, worker, outcome, kind, outcomes)
         except (LeaseLost, TaskNotFound) as exc:
             note = " (it may have been applied before the connection dropped)" if tries > 1 else ""
             log.warning("outcome discarded task=%s capability=%s worker=%s: %s%s",
@@ -188,9 +201,12 @@ async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: 
 
 
 async def _apply(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
-                 kind: str) -> Status:
+                 kind: str, outcomes: OutcomeBuffer | None = None) -> Status:
     fence: dict[str, Any] = {"claim": task.claim}
-    if isinstance(outcome, Done):
+    batched = _batched(task, worker, outcome, kind) if outcomes is not None else None
+    if outcomes is not None and batched is not None:
+        new = (await outcomes.settle(batched)).status
+    elif isinstance(outcome, Done):
         new = (await queue.task_complete(task.id, worker, result=outcome.result, **fence)).status
     elif isinstance(outcome, Park):
         await queue.task_park(task.id, worker, outcome.question, request=outcome.request,
@@ -207,3 +223,17 @@ async def _apply(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
                                      traceback=tb, **fence)).status
     log_transition(task, "running", new.value, worker)
     return new
+
+
+def _batched(task: Task, worker: str, outcome: Outcome,
+             kind: str) -> Completion | Releasing | Failure | None:
+    """The outcome as an item of a batched update; None for a park (applied alone)."""
+    if isinstance(outcome, Done):
+        return Completion(task.id, worker, task.claim, outcome.result)
+    if isinstance(outcome, Release):
+        reason = "shutdown" if kind == "shutdown" else None
+        return Releasing(task.id, worker, task.claim, outcome.state, outcome.delay, reason)
+    if isinstance(outcome, Fail):
+        tb = outcome.traceback if isinstance(outcome, _ErrorFail) else None
+        return Failure(task.id, worker, task.claim, outcome.error, outcome.retryable, tb)
+    return None

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
 from taskqueue.runtime.listener import Listener
-from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_one, run_slice
+from taskqueue.runtime.outcomes import OutcomeBuffer
+from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
 from taskqueue.store.client import TASKS_CHANNEL, TaskQueue
 from taskqueue.store.models import Task
 
@@ -78,7 +79,9 @@ class _Health:
 
 class WorkerPool:
     """Run `await pool.run()`; `pool.stop()` (SIGTERM) stops claiming, waits `grace`, then
-    releases what still runs with its saved state. Idle slots wake on NOTIFY or poll."""
+    releases what still runs with its saved state. One claimer fills all free slots with
+    one claim statement per capability; it wakes on NOTIFY, on a slice ending, or by
+    polling. Outcomes are applied in batches (OutcomeBuffer)."""
 
     def __init__(self, queue: TaskQueue, runs: Sequence[CapabilityRun],
                  config: WorkerConfig | None = None, *, dsn: str | None = None) -> None:
@@ -95,9 +98,14 @@ class WorkerPool:
         self.reports: deque[SliceReport] = deque(maxlen=REPORTS_KEPT)
         self.slices = 0
         self.listener: Listener | None = None
+        self.outcomes = OutcomeBuffer(queue)
         self._health = _Health(self.name)
-        self._wakes = [asyncio.Event() for _ in range(self.config.concurrency)]
-        self._running = 0
+        self._wake = asyncio.Event()
+        self._slices: set[asyncio.Task[None]] = set()
+
+    @property
+    def _running(self) -> int:
+        return len(self._slices)
 
     def stop(self) -> None:
         """Begin a graceful stop (safe to call from a signal handler, more than once)."""
@@ -108,32 +116,40 @@ class WorkerPool:
         self.wake()
 
     def wake(self) -> None:
-        """Make idle slots try to claim now."""
-        for event in self._wakes:
-            event.set()
+        """Make the claimer try to fill free slots now."""
+        self._wake.set()
 
     async def run(self) -> None:
         caps = ",".join(r.capability for r in self.runs)
         log.info("worker started name=%s capabilities=%s concurrency=%d poll_interval=%gs",
                  self.name, caps, self.config.concurrency, self.config.poll_interval)
         listening = asyncio.create_task(self._listen()) if self.config.listen else None
-        slots = [asyncio.create_task(self._slot(i), name=f"slot-{i}")
-                 for i in range(self.config.concurrency)]
+        claimer = asyncio.create_task(self._claim_loop(), name="claimer")
         try:
             await self.stopping.requested.wait()
-            _, pending = await asyncio.wait(slots, timeout=self.config.grace)
+            # A claim in flight finishes and its tasks run; then the slices get the grace.
+            deadline = asyncio.get_running_loop().time() + self.config.grace
+            await asyncio.wait({claimer}, timeout=self.config.grace)
+            pending = await self._wait_slices(deadline - asyncio.get_running_loop().time())
             if pending:
                 log.info("grace period over; releasing running tasks name=%s count=%d",
                          self.name, self._running)
                 self.stopping.abort.set()
                 # Slices release at once; a claim stuck on a dead database is given up.
-                await asyncio.wait(pending, timeout=ABORT_WAIT)
+                await asyncio.wait({claimer, *pending}, timeout=ABORT_WAIT)
         finally:
-            for t in [*slots, *([listening] if listening else [])]:
+            rest = [claimer, *self._slices, *([listening] if listening else [])]
+            for t in rest:
                 t.cancel()
-            await asyncio.gather(*slots, *([listening] if listening else []),
-                                 return_exceptions=True)
+            await asyncio.gather(*rest, return_exceptions=True)
+            await self.outcomes.aclose()
         log.info("worker stopped name=%s slices=%d", self.name, self.slices)
+
+    async def _wait_slices(self, timeout: float) -> set[asyncio.Task[None]]:
+        if not self._slices:
+            return set()
+        _, pending = await asyncio.wait(set(self._slices), timeout=max(timeout, 0))
+        return pending
 
     async def _listen(self) -> None:
         wanted = {r.capability for r in self.runs}
@@ -145,49 +161,63 @@ class WorkerPool:
         self.listener = Listener(self.dsn, [TASKS_CHANNEL], on_notify)
         await self.listener.run()
 
-    async def _slot(self, index: int) -> None:
-        wake = self._wakes[index]
-        turn = index
+    async def _claim_loop(self) -> None:
+        turn = 0
         while not self.stopping.requested.is_set():
-            wake.clear()
+            self._wake.clear()
+            free = self.config.concurrency - self._running
+            if free <= 0:
+                await self._wake.wait()  # a slice ending (or stop) sets it
+                continue
             try:
-                claimed = await self._claim_next(turn)
+                claimed = await self._claim_batch(turn, free)
             except TRANSIENT as exc:
-                await self._idle(wake, self._health.failed(exc))
+                await self._idle(self._health.failed(exc))
                 continue
             except Exception:
                 log.exception("claim failed worker=%s", self.name)
-                await self._idle(wake, self.config.poll_interval)
+                await self._idle(self.config.poll_interval)
                 continue
             turn += 1
-            if claimed is None:
-                await self._idle(wake, self.config.poll_interval)
-                continue
-            await self._run(*claimed)
+            for task, run in claimed:
+                self._start(task, run)
+            if len(claimed) < free:
+                await self._idle(self.config.poll_interval)
 
-    async def _claim_next(self, turn: int) -> tuple[Task, CapabilityRun] | None:
-        """Try each capability once, starting at a different one per turn (round robin)."""
+    async def _claim_batch(self, turn: int, free: int) -> list[tuple[Task, CapabilityRun]]:
+        """Up to `free` tasks, one claim per capability, starting at a different one per
+        turn (round robin)."""
+        claimed: list[tuple[Task, CapabilityRun]] = []
         for k in range(len(self.runs)):
             run = self.runs[(turn + k) % len(self.runs)]
-            task = await claim_one(self.queue, run, self.name)
+            tasks = await claim_many(self.queue, run, self.name, free - len(claimed))
             self._health.ok()
-            if task is not None:
-                return task, run
-        return None
+            claimed.extend((task, run) for task in tasks)
+            if len(claimed) >= free:
+                break
+        return claimed
+
+    def _start(self, task: Task, run: CapabilityRun) -> None:
+        slice_ = asyncio.create_task(self._run(task, run), name=f"slice-{task.id}")
+        self._slices.add(slice_)
+        slice_.add_done_callback(self._ended)
+
+    def _ended(self, slice_: asyncio.Task[None]) -> None:
+        self._slices.discard(slice_)
+        self.wake()
 
     async def _run(self, task: Task, run: CapabilityRun) -> None:
-        self._running += 1
         started = time.monotonic()
         outcome = "crashed"
         try:
-            report = await run_slice(self.queue, task, run, self.name, self.stopping)
+            report = await run_slice(self.queue, task, run, self.name, self.stopping,
+                                     self.outcomes)
             self.reports.append(report)
             self.slices += 1
             outcome = report.outcome
         except Exception:
             log.exception("slice crashed task=%s worker=%s", task.id, self.name)
         finally:
-            self._running -= 1
             self._observe(run.capability, outcome, time.monotonic() - started)
 
     def _observe(self, capability: str, outcome: str, seconds: float) -> None:
@@ -198,6 +228,6 @@ class WorkerPool:
         except Exception:  # an observer's bug must not stop the slot
             log.exception("slice observer failed worker=%s", self.name)
 
-    async def _idle(self, wake: asyncio.Event, delay: float) -> None:
+    async def _idle(self, delay: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(wake.wait(), delay)
+            await asyncio.wait_for(self._wake.wait(), delay)

@@ -22,6 +22,7 @@ from taskqueue.errors import (
 )
 from taskqueue.store import rows
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
+from taskqueue.store.batches import BatchesMixin
 from taskqueue.store.checks import (
     MAX_ERROR_CHARS,
     MAX_NOTE_CHARS,
@@ -54,7 +55,7 @@ from taskqueue.store.services import ServicesMixin
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 
 
-class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
+class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod
@@ -97,12 +98,12 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
             check_json(item.payload, "the payload" if len(items) == 1
                        else f"the payload of item {number}", self.limits)
         keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
-        async with self._tx() as conn:
+        # BEGIN, the key locks and the batch go out in one round trip, COMMIT in a second;
+        # the batch's statement sends its own NOTIFY.
+        async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
             if keys:
                 await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
             out = await self._enqueue_batch(conn, capability, items, actor)
-            if any(e.created for e in out):
-                await self._notify(conn, TASKS_CHANNEL, capability)
         return out
 
     def _enqueue_params(self, capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
@@ -114,19 +115,19 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
 
     async def _enqueue_batch(self, conn: Conn, capability: str, items: Sequence[NewTask],
                              actor: str | None) -> list[Enqueued]:
-        """All inserts in one pipelined round trip; a dedupe race falls back to one by one."""
+        """The whole batch in one statement; a row it could not settle runs alone."""
         if not items:
             return []
-        cur = conn.cursor()
-        await cur.executemany(query("task_enqueue"),
-                              [self._enqueue_params(capability, i, actor) for i in items],
-                              returning=True)
-        found: list[dict[str, Any] | None] = []
-        while True:
-            found.append(await cur.fetchone())
-            if not cur.nextset():
-                break
-        return [Enqueued(row["id"], row["inserted"]) if row is not None
+        params = {
+            "capability": capability, "actor": actor, "channel": TASKS_CHANNEL,
+            "priorities": [i.priority for i in items],
+            "payloads": [jsonb(i.payload, "the payload") for i in items],
+            "max_attempts": [i.max_attempts for i in items],
+            "delays": [float(i.delay) for i in items],
+            "dedupe_keys": [i.dedupe_key for i in items]}
+        cur = await conn.execute(query("task_enqueue_many"), params, prepare=True)
+        found = await cur.fetchall()
+        return [Enqueued(row["id"], row["inserted"]) if row["id"] is not None
                 else await self._enqueue_one(conn, capability, item, actor)
                 for row, item in zip(found, items, strict=True)]
 
@@ -145,20 +146,38 @@ class TaskQueue(ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
     async def task_claim(self, capability: str, worker: str, *,
                          lease: float | None = None) -> Task | None:
         """Take the next claimable task of `capability` for `worker`, or None."""
+        found = await self.task_claim_many(capability, worker, 1, lease=lease)
+        return found[0] if found else None
+
+    async def task_claim_many(self, capability: str, worker: str, n: int, *,
+                              lease: float | None = None) -> list[Task]:
+        """Take up to `n` claimable tasks in one statement, in claim order; caps stay exact."""
         check_capability(capability)
         check_name(worker, "the worker name", required=True)
         if lease is not None and lease <= 0:
             raise BadInput("the lease must be a positive number of seconds")
-        async with self._tx() as conn:
-            cap = await self._one(conn, "capability_get", {"capability": capability})
-            if cap and any(cap[k] is not None for k in ("max_running", "max_parked", "daily_new")):
-                await conn.execute(query("claim_lock"), {"capability": capability})
-            params = {"capability": capability, "worker": worker, "lease": lease}
-            row = await self._one(conn, "task_claim", params)
-            if row is None:
-                return None
-            approvals = await self._latest_approvals(conn, [row["id"]])
-        return rows.task_from_row(row, approvals.get(row["id"]))
+        if n < 1:
+            raise BadInput("n must be at least 1")
+        params = {"capability": capability, "worker": worker, "lease": lease, "n": n}
+        # Which path a capability takes is remembered per queue; a stale guess costs one
+        # extra statement, never a wrong claim: each statement checks the caps it reads.
+        if not self._capped.get(capability):
+            async with self.pool.connection() as conn:
+                cur = await conn.execute(query("task_claim"), params, prepare=True)
+                found = await cur.fetchall()
+            if not found[0]["capped"]:
+                return rows.claimed_from_rows(found)
+        found = await self._claim_capped(params)
+        self._capped[capability] = bool(found[0]["capped"])
+        return rows.claimed_from_rows(found)
+
+    async def _claim_capped(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """claim_lock and the capped claim in one transaction, sent in one round trip."""
+        async with self.pool.connection() as conn:
+            async with conn.pipeline(), conn.transaction():
+                await conn.execute(query("claim_lock"), params, prepare=True)
+                cur = await conn.execute(query("task_claim_capped"), params, prepare=True)
+            return await cur.fetchall()
 
     async def _fenced(self, conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a worker-side update; no row means the task is gone or the claim is lost."""

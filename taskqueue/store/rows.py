@@ -56,6 +56,19 @@ def task_from_row(row: Row, approval: Approval | None = None) -> Task:
     )
 
 
+def claimed_from_rows(found: Iterable[Row]) -> list[Task]:
+    """The tasks of a claim's rows (task columns, then its latest approval as ap_*)."""
+    return [task_from_row(r, _claimed_approval(r)) for r in found if r["id"] is not None]
+
+
+def _claimed_approval(row: Row) -> Approval | None:
+    if row["ap_id"] is None:
+        return None
+    fields = {k[3:]: v for k, v in row.items() if k.startswith("ap_")}
+    files = [attachment_from_row(f) for f in row["ap_files"] or ()]
+    return approval_from_row(fields | {"task_id": row["id"]}, files)
+
+
 def approval_from_row(row: Row, attachments: Iterable[Attachment] = ()) -> Approval:
     decision = row["decision"]
     return Approval(

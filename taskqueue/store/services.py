@@ -31,6 +31,20 @@ class ServicesMixin(QueueBase):
                 await self._notify(conn, APPROVALS_CHANNEL, str(r["approval_id"]))
         return found
 
+    async def task_prune_many(self, params: dict[str, Any]) -> dict[str, Any]:
+        """One batch of retention deletes (see the query); {"deleted", "last_id"}."""
+        async with self.pool.connection() as conn:
+            row = await self._one(conn, "task_prune_many", params)
+        assert row is not None
+        return row
+
+    async def attachment_prune_many(self, params: dict[str, Any]) -> int:
+        """One batch of attachment deletes of old finished tasks kept for the audit trail."""
+        async with self.pool.connection() as conn:
+            row = await self._one(conn, "attachment_prune_many", params)
+        assert row is not None
+        return int(row["deleted"])
+
     async def reaper_run_insert(self, **counts: int) -> dict[str, Any]:
         async with self._tx() as conn:
             row = await self._one(conn, "reaper_run_insert", counts)

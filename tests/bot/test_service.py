@@ -92,7 +92,7 @@ async def test_service_starts_each_part_runs_work_and_stops_cleanly(
         await wait_status(queue, enq.id, "succeeded", timeout=5)
         assert (await queue.capability_get("mail")).max_running == 2
         assert set(service.scheduler.jobs) == {
-            "reaper", "incident_check", "tick:cv", "producer:cv:nightly",
+            "reaper", "pruner", "incident_check", "tick:cv", "producer:cv:nightly",
             "nudge_digest:09:00", "nudge_digest:18:00"}
         await service.scheduler.run_job("nudge_digest:09:00")
     finally:

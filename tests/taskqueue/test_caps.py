@@ -87,19 +87,23 @@ async def _left(q: TaskQueue) -> int:
 
 
 async def test_max_parked_holds_new_work_but_not_resumed_work(queue: TaskQueue) -> None:
-    await queue.capability_set(CAP, max_parked=1)
+    await queue.capability_set(CAP, max_parked=2)
     a, b, c = [await enqueue(queue) for _ in range(3)]
-    held = [await queue.task_claim(CAP, "w") for _ in range(3)]
-    claims = {t.id: t.claim for t in held if t is not None}
+    # Two new tasks in flight fill the ceiling: either could park.
+    assert await _claim_ids(queue, 3) == [a, b]
+    claims = await _claims(queue, [a, b])
     await queue.task_park(a, "w", "A?", claim=claims[a])
-    await queue.task_park(b, "w", "B?", claim=claims[b])
-    await queue.task_release(c, "w", claim=claims[c])
-    new = await enqueue(queue)
+    await queue.task_release(b, "w", claim=claims[b])
     await queue.approval_decide_for_task(a, Decision.APPROVED, "alice")
-    # One task is still parked: approved and released work is claimed, new work is not.
-    assert await _claim_ids(queue, 3) == [a, c]
-    await queue.approval_decide_for_task(b, Decision.SKIPPED, "alice")
-    assert await _claim_ids(queue, 2) == [new]
+    # The ceiling is still full: approved and released work is claimed, new work is not.
+    assert await _claim_ids(queue, 3) == [a, b]
+    claims = await _claims(queue, [a])
+    await queue.task_complete(a, "w", claim=claims[a])
+    assert await _claim_ids(queue, 2) == [c]
+
+
+async def _claims(queue: TaskQueue, ids: list[int]) -> dict[int, str | None]:
+    return {i: (await queue.task_get(i)).claim for i in ids}
 
 
 async def _claim_ids(queue: TaskQueue, tries: int) -> list[int]:

@@ -70,55 +70,87 @@ WHERE capability = %(capability)s AND dedupe_key = %(dedupe_key)s
   AND status IN ('pending', 'running', 'needs_approval', 'approved', 'succeeded')
   AND NOT EXISTS (SELECT 1 FROM ins);
 
+-- name: task_enqueue_many
+-- A whole batch in one statement. The caller took the batch's dedupe keys (dedupe_lock)
+-- first, so under READ COMMITTED this snapshot sees every committed holder of those keys.
+-- Within the batch the first item of a key is inserted and the later ones return its id;
+-- a key held by an unfinished or succeeded task returns the holder. Ids come from the
+-- sequence up front so each input row knows its task. A row with no id back met a
+-- conflict this snapshot cannot see (a holder changed status meanwhile): the caller runs
+-- task_enqueue for it. Its NOTIFY is sent at commit, like every NOTIFY.
+WITH numbered AS MATERIALIZED (
+    -- unnest yields the items in order, so the ids follow the batch's order.
+    SELECT i.*, nextval(pg_get_serial_sequence('tasks', 'id')) AS id
+    FROM unnest(%(priorities)s::int[], %(payloads)s::jsonb[], %(max_attempts)s::int[],
+                %(delays)s::float8[], %(dedupe_keys)s::text[])
+         WITH ORDINALITY AS i(priority, payload, max_attempts, delay, dedupe_key, n)
+), input AS MATERIALIZED (
+    SELECT *, row_number() OVER (PARTITION BY dedupe_key ORDER BY n) AS key_rank
+    FROM numbered
+), held AS (
+    SELECT t.id, t.dedupe_key FROM tasks t
+    WHERE t.capability = %(capability)s
+      AND t.dedupe_key = ANY(%(dedupe_keys)s::text[])
+      AND t.status IN ('pending', 'running', 'needs_approval', 'approved', 'succeeded')
+), ins AS (
+    INSERT INTO tasks (id, capability, priority, payload, max_attempts, run_after, dedupe_key)
+    SELECT i.id, %(capability)s, i.priority, i.payload,
+           COALESCE(i.max_attempts,
+                    (SELECT max_attempts FROM capabilities WHERE capability = %(capability)s),
+                    3),
+           now() + make_interval(secs => i.delay), i.dedupe_key
+    FROM input i
+    WHERE i.dedupe_key IS NULL
+       OR (i.key_rank = 1 AND NOT EXISTS (SELECT 1 FROM held h
+                                          WHERE h.dedupe_key = i.dedupe_key))
+    ORDER BY i.n
+    ON CONFLICT (capability, dedupe_key)
+        WHERE dedupe_key IS NOT NULL
+          AND status IN ('pending', 'running', 'needs_approval', 'approved', 'succeeded')
+        DO NOTHING
+    RETURNING id, dedupe_key
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'enqueued', %(actor)s,
+           jsonb_build_object('to', 'pending', 'dedupe_key', dedupe_key)
+    FROM ins
+)
+SELECT i.n, COALESCE(mine.id, h.id, first.id) AS id, mine.id IS NOT NULL AS inserted,
+       -- Evaluated once: wakes idle workers when the batch created something.
+       (SELECT pg_notify(%(channel)s, %(capability)s) WHERE EXISTS (SELECT 1 FROM ins))
+           AS notified
+FROM input i
+LEFT JOIN ins mine ON mine.id = i.id
+LEFT JOIN held h ON h.dedupe_key = i.dedupe_key
+LEFT JOIN ins first ON first.dedupe_key = i.dedupe_key AND i.key_rank > 1
+ORDER BY i.n;
+
 -- name: claim_lock
--- Taken first in a claim of a capability with caps: it serializes that capability's
--- claimers for the rest of the transaction.
+-- Taken first in a claim of a capability with caps (sent with the claim in one pipelined
+-- round trip): it serializes that capability's claimers for the rest of the transaction.
 SELECT pg_advisory_xact_lock(hashtextextended('signoff.claim:' || %(capability)s, 0));
 
 -- name: task_claim
--- One statement picks and takes the next task. With caps, claim_lock ran first in this
--- transaction; under READ COMMITTED this statement's snapshot is taken after that lock
--- was granted, so the counts below include every claim committed before ours and no
--- two claimers can both see "one slot left". Counts whose cap is NULL are skipped by
--- one-time filters, so uncapped capabilities pay nothing for them.
+-- The claim of a capability without caps: one statement in autocommit (its own
+-- transaction) picks up to n tasks, takes them, writes their 'claimed' events and returns
+-- each with its latest approval and that approval's attachment metadata. A capability
+-- with caps claims nothing here: the single row then says capped = true and the caller
+-- claims through task_claim_capped. With no task claimed, one row of NULLs comes back.
 WITH cap AS (
-    SELECT max_running, max_parked, daily_new, day_timezone, lease_seconds
+    SELECT (max_running IS NOT NULL OR max_parked IS NOT NULL OR daily_new IS NOT NULL)
+               AS capped,
+           lease_seconds
     FROM capabilities WHERE capability = %(capability)s
-    UNION ALL
-    SELECT NULL, NULL, NULL, 'UTC', 300
-    WHERE NOT EXISTS (SELECT 1 FROM capabilities WHERE capability = %(capability)s)
-), running AS (
-    SELECT count(*) AS n FROM tasks
-    WHERE capability = %(capability)s AND status = 'running'
-      AND (SELECT max_running FROM cap) IS NOT NULL
-), parked AS (
-    SELECT count(*) AS n FROM tasks
-    WHERE capability = %(capability)s AND status = 'needs_approval'
-      AND (SELECT max_parked FROM cap) IS NOT NULL
-), new_today AS (
-    SELECT count(*) AS n FROM tasks
-    WHERE capability = %(capability)s
-      AND (SELECT daily_new FROM cap) IS NOT NULL
-      AND first_claimed_at >= (date_trunc('day', now() AT TIME ZONE (SELECT day_timezone FROM cap))
-                               AT TIME ZONE (SELECT day_timezone FROM cap))
-), gates AS (
-    SELECT COALESCE((SELECT n FROM running) < c.max_running, true) AS may_run,
-           COALESCE((SELECT n FROM parked) < c.max_parked, true)
-           AND COALESCE((SELECT n FROM new_today) < c.daily_new, true) AS may_start_new,
-           c.lease_seconds
-    FROM cap c
 ), candidate AS (
-    -- Approved work (a human answered) first, then priority, then age. New work (never
-    -- claimed) also has to pass the parked and daily caps; resumed work does not.
+    -- Approved work (a human answered) first, then priority, then age.
     SELECT t.id, t.status AS old_status
     FROM tasks t
     WHERE t.capability = %(capability)s
       AND t.status IN ('pending', 'approved')
       AND t.run_after <= now()
-      AND (SELECT may_run FROM gates)
-      AND (t.first_claimed_at IS NOT NULL OR (SELECT may_start_new FROM gates))
+      AND NOT COALESCE((SELECT capped FROM cap), false)
     ORDER BY (t.status = 'approved') DESC, t.priority DESC, t.id
-    LIMIT 1
+    LIMIT %(n)s
     FOR UPDATE OF t SKIP LOCKED
 ), claimed AS (
     UPDATE tasks t SET
@@ -126,7 +158,7 @@ WITH cap AS (
         worker = %(worker)s,
         claim_token = gen_random_uuid(),
         lease_expires_at = now() + make_interval(
-            secs => COALESCE(%(lease)s, (SELECT lease_seconds FROM gates))),
+            secs => COALESCE(%(lease)s, (SELECT lease_seconds FROM cap), 300)),
         first_claimed_at = COALESCE(t.first_claimed_at, now())
     FROM candidate c
     WHERE t.id = c.id
@@ -138,7 +170,121 @@ WITH cap AS (
                               'lease_expires_at', lease_expires_at)
     FROM claimed
 )
-SELECT * FROM claimed;
+SELECT g.capped, x.*
+FROM (SELECT COALESCE((SELECT capped FROM cap), false) AS capped) g
+LEFT JOIN (
+    SELECT c.*, a.id AS ap_id, a.question AS ap_question, a.request AS ap_request,
+           a.created_at AS ap_created_at, a.expires_at AS ap_expires_at,
+           a.decision AS ap_decision, a.decided_by AS ap_decided_by,
+           a.decided_at AS ap_decided_at, a.note AS ap_note,
+           (SELECT jsonb_agg(jsonb_build_object(
+                       'id', f.id, 'approval_id', f.approval_id, 'filename', f.filename,
+                       'content_type', f.content_type, 'size_bytes', f.size_bytes,
+                       'sha256', f.sha256) ORDER BY f.id)
+            FROM approval_attachments f WHERE f.approval_id = a.id) AS ap_files
+    FROM claimed c
+    LEFT JOIN LATERAL (
+        SELECT * FROM approvals WHERE task_id = c.id ORDER BY id DESC LIMIT 1) a ON true
+) x ON true
+ORDER BY (x.old_status = 'approved') DESC, x.priority DESC, x.id;
+
+-- name: task_claim_capped
+-- The claim of a capability with caps. claim_lock ran first in this transaction; under
+-- READ COMMITTED this statement's snapshot is taken after that lock was granted, so the
+-- counts below include every claim committed before ours and no two claimers can both
+-- see "one slot left". Counts whose cap is NULL are skipped by one-time filters.
+-- max_parked is a true ceiling: it bounds the tasks that are "held", i.e. admitted
+-- (claimed at least once) and not finished. Only a held task can park, and resumed work
+-- (approved, revised, released, retried after a failure) is held all along, so it never
+-- passes this gate again and can never push the parked count over the cap.
+-- Resumed work fills free running slots first; new work (never claimed) also has to fit
+-- the held and daily caps. Returns what task_claim returns.
+WITH cap AS (
+    SELECT max_running, max_parked, daily_new, day_timezone, lease_seconds
+    FROM capabilities WHERE capability = %(capability)s
+    UNION ALL
+    SELECT NULL, NULL, NULL, 'UTC', 300
+    WHERE NOT EXISTS (SELECT 1 FROM capabilities WHERE capability = %(capability)s)
+), running AS (
+    SELECT count(*) AS n FROM tasks
+    WHERE capability = %(capability)s AND status = 'running'
+      AND (SELECT max_running FROM cap) IS NOT NULL
+), held AS (
+    SELECT count(*) AS n FROM tasks
+    WHERE capability = %(capability)s AND first_claimed_at IS NOT NULL
+      AND status IN ('pending', 'running', 'needs_approval', 'approved')
+      AND (SELECT max_parked FROM cap) IS NOT NULL
+), new_today AS (
+    SELECT count(*) AS n FROM tasks
+    WHERE capability = %(capability)s
+      AND (SELECT daily_new FROM cap) IS NOT NULL
+      AND first_claimed_at >= (date_trunc('day', now() AT TIME ZONE (SELECT day_timezone FROM cap))
+                               AT TIME ZONE (SELECT day_timezone FROM cap))
+), slots AS (
+    SELECT greatest(0, least(%(n)s, c.max_running - (SELECT n FROM running))) AS run,
+           greatest(0, least(%(n)s, c.max_running - (SELECT n FROM running),
+                             c.max_parked - (SELECT n FROM held),
+                             c.daily_new - (SELECT n FROM new_today))) AS new,
+           c.max_parked IS NOT NULL OR c.max_running IS NOT NULL OR c.daily_new IS NOT NULL
+               AS capped,
+           c.lease_seconds
+    FROM cap c
+), resumed AS (
+    SELECT t.id, t.status AS old_status, t.priority FROM tasks t
+    WHERE t.capability = %(capability)s
+      AND t.status IN ('pending', 'approved') AND t.first_claimed_at IS NOT NULL
+      AND t.run_after <= now()
+    ORDER BY (t.status = 'approved') DESC, t.priority DESC, t.id
+    LIMIT (SELECT run FROM slots)
+    FOR UPDATE OF t SKIP LOCKED
+), fresh AS (
+    SELECT t.id, t.status AS old_status, t.priority FROM tasks t
+    WHERE t.capability = %(capability)s
+      AND t.status = 'pending' AND t.first_claimed_at IS NULL
+      AND t.run_after <= now()
+    ORDER BY t.priority DESC, t.id
+    LIMIT (SELECT new FROM slots)
+    FOR UPDATE OF t SKIP LOCKED
+), candidate AS (
+    -- Rows locked here but cut by this LIMIT are unlocked at this transaction's commit.
+    SELECT u.id, u.old_status FROM (SELECT * FROM resumed UNION ALL SELECT * FROM fresh) u
+    ORDER BY (u.old_status = 'approved') DESC, u.priority DESC, u.id
+    LIMIT (SELECT run FROM slots)
+), claimed AS (
+    UPDATE tasks t SET
+        status = 'running',
+        worker = %(worker)s,
+        claim_token = gen_random_uuid(),
+        lease_expires_at = now() + make_interval(
+            secs => COALESCE(%(lease)s, (SELECT lease_seconds FROM slots))),
+        first_claimed_at = COALESCE(t.first_claimed_at, now())
+    FROM candidate c
+    WHERE t.id = c.id
+    RETURNING t.*, c.old_status
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'claimed', %(worker)s,
+           jsonb_build_object('from', old_status, 'to', 'running', 'claim', claim_token,
+                              'lease_expires_at', lease_expires_at)
+    FROM claimed
+)
+SELECT g.capped, x.*
+FROM (SELECT COALESCE((SELECT capped FROM slots), false) AS capped) g
+LEFT JOIN (
+    SELECT c.*, a.id AS ap_id, a.question AS ap_question, a.request AS ap_request,
+           a.created_at AS ap_created_at, a.expires_at AS ap_expires_at,
+           a.decision AS ap_decision, a.decided_by AS ap_decided_by,
+           a.decided_at AS ap_decided_at, a.note AS ap_note,
+           (SELECT jsonb_agg(jsonb_build_object(
+                       'id', f.id, 'approval_id', f.approval_id, 'filename', f.filename,
+                       'content_type', f.content_type, 'size_bytes', f.size_bytes,
+                       'sha256', f.sha256) ORDER BY f.id)
+            FROM approval_attachments f WHERE f.approval_id = a.id) AS ap_files
+    FROM claimed c
+    LEFT JOIN LATERAL (
+        SELECT * FROM approvals WHERE task_id = c.id ORDER BY id DESC LIMIT 1) a ON true
+) x ON true
+ORDER BY (x.old_status = 'approved') DESC, x.priority DESC, x.id;
 
 -- name: task_heartbeat
 -- The fence, then a new lease from now (the capability's length unless given).
@@ -260,6 +406,112 @@ WITH t AS (
     FROM t
 )
 SELECT * FROM t;
+
+-- name: task_complete_many
+-- task_complete for many tasks in one statement, each under its own fence (worker and
+-- claim). Rows are locked in id order so two batches never deadlock on each other. A task
+-- missing from the result was not changed: its claim is lost (or it is gone).
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(claims)s::uuid[],
+                         %(results)s::jsonb[]) AS i(id, worker, claim, result)
+), locked AS (
+    SELECT t.id FROM tasks t JOIN input i ON i.id = t.id
+    WHERE t.status = 'running' AND t.worker = i.worker
+      AND (i.claim IS NULL OR t.claim_token = i.claim)
+    ORDER BY t.id
+    FOR UPDATE OF t
+), t AS (
+    UPDATE tasks SET status = 'succeeded', worker = NULL, claim_token = NULL,
+        lease_expires_at = NULL, result = i.result, finished_at = now()
+    FROM input i
+    WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM locked)
+      AND tasks.status = 'running' AND tasks.worker = i.worker
+      AND (i.claim IS NULL OR tasks.claim_token = i.claim)
+    RETURNING tasks.*, i.worker AS by_worker
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'completed', by_worker, jsonb_build_object('from', 'running', 'to', 'succeeded')
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_release_many
+-- task_release for many tasks in one statement, each under its own fence.
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(claims)s::uuid[],
+                         %(states)s::jsonb[], %(delays)s::float8[], %(reasons)s::text[])
+        AS i(id, worker, claim, state, delay, reason)
+), locked AS (
+    SELECT t.id FROM tasks t JOIN input i ON i.id = t.id
+    WHERE t.status = 'running' AND t.worker = i.worker
+      AND (i.claim IS NULL OR t.claim_token = i.claim)
+    ORDER BY t.id
+    FOR UPDATE OF t
+), t AS (
+    UPDATE tasks SET status = 'pending', worker = NULL, claim_token = NULL,
+        lease_expires_at = NULL,
+        state = COALESCE(i.state, tasks.state),
+        run_after = now() + make_interval(secs => i.delay)
+    FROM input i
+    WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM locked)
+      AND tasks.status = 'running' AND tasks.worker = i.worker
+      AND (i.claim IS NULL OR tasks.claim_token = i.claim)
+    RETURNING tasks.*, i.worker AS by_worker, i.delay, i.reason
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'released', by_worker,
+           jsonb_build_object('from', 'running', 'to', 'pending', 'delay_seconds', delay,
+                              'reason', reason)
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_fail_many
+-- task_fail for many tasks in one statement, each under its own fence.
+WITH input AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(workers)s::text[], %(claims)s::uuid[],
+                         %(errors)s::text[], %(retries)s::bool[], %(tracebacks)s::text[],
+                         %(states)s::jsonb[])
+        AS i(id, worker, claim, error, retry, traceback, state)
+), locked AS (
+    SELECT t.id FROM tasks t JOIN input i ON i.id = t.id
+    WHERE t.status = 'running' AND t.worker = i.worker
+      AND (i.claim IS NULL OR t.claim_token = i.claim)
+    ORDER BY t.id
+    FOR UPDATE OF t
+), t AS (
+    UPDATE tasks SET
+        attempts = tasks.attempts + 1,
+        last_error = i.error,
+        status = CASE WHEN i.retry AND tasks.attempts + 1 < tasks.max_attempts
+                      THEN 'pending' ELSE 'failed' END,
+        run_after = CASE WHEN i.retry AND tasks.attempts + 1 < tasks.max_attempts
+            THEN now() + make_interval(secs => least(3600, COALESCE(
+                (SELECT retry_base_seconds FROM capabilities c
+                 WHERE c.capability = tasks.capability), 30) * power(2, tasks.attempts)))
+            ELSE tasks.run_after END,
+        finished_at = CASE WHEN i.retry AND tasks.attempts + 1 < tasks.max_attempts
+                           THEN NULL ELSE now() END,
+        state = COALESCE(i.state, tasks.state),
+        worker = NULL, claim_token = NULL, lease_expires_at = NULL
+    FROM input i
+    WHERE tasks.id = i.id AND tasks.id IN (SELECT id FROM locked)
+      AND tasks.status = 'running' AND tasks.worker = i.worker
+      AND (i.claim IS NULL OR tasks.claim_token = i.claim)
+    RETURNING tasks.*, i.worker AS by_worker, i.error AS by_error, i.traceback
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'failed', by_worker,
+           jsonb_build_object('from', 'running', 'to', status, 'error', by_error,
+                              'attempts', attempts, 'retry_at',
+                              CASE WHEN status = 'pending' THEN run_after END,
+                              'traceback', traceback)
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_status_many
+SELECT id, capability, status, worker, claim_token FROM tasks WHERE id = ANY(%(ids)s);
 
 -- name: task_status
 SELECT id, capability, status, worker, claim_token FROM tasks WHERE id = %(id)s;
@@ -459,7 +711,8 @@ WITH held AS (
     FROM capabilities c
     WHERE (c.max_parked IS NOT NULL AND c.max_parked <= (
               SELECT count(*) FROM tasks p
-              WHERE p.capability = c.capability AND p.status = 'needs_approval'))
+              WHERE p.capability = c.capability AND p.first_claimed_at IS NOT NULL
+                AND p.status IN ('pending', 'running', 'needs_approval', 'approved')))
        OR (c.daily_new IS NOT NULL AND c.daily_new <= (
               SELECT count(*) FROM tasks d
               WHERE d.capability = c.capability
@@ -785,3 +1038,46 @@ SELECT count(*)::bigint AS runs,
        COALESCE(sum(expired), 0)::bigint AS expired,
        EXTRACT(EPOCH FROM now() - max(at))::float8 AS last_seconds
 FROM reaper_runs;
+
+-- name: task_prune_many
+-- Retention (the pruner): deletes up to `batch` finished tasks finished longer ago than
+-- `age` seconds, with their events, approvals and attachments (ON DELETE CASCADE). A task
+-- that has approvals is the audit trail and waits for `audit_age` instead. Walks the
+-- primary key from `after_id`, skips rows another transaction holds, and never touches
+-- an unfinished task, so claims (which lock pending rows) never wait for it. A NULL
+-- capability means every capability except `exclude` (those have their own age).
+WITH doomed AS (
+    SELECT t.id FROM tasks t
+    WHERE t.id > %(after_id)s
+      AND t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+      AND COALESCE(t.finished_at, t.updated_at) < now() - make_interval(secs => %(age)s)
+      AND (%(capability)s::text IS NULL OR t.capability = %(capability)s)
+      AND NOT t.capability = ANY(%(exclude)s::text[])
+      AND (COALESCE(t.finished_at, t.updated_at) < now() - make_interval(secs => %(audit_age)s)
+           OR NOT EXISTS (SELECT 1 FROM approvals a WHERE a.task_id = t.id))
+    ORDER BY t.id
+    LIMIT %(batch)s
+    FOR UPDATE OF t SKIP LOCKED
+), gone AS (
+    DELETE FROM tasks t USING doomed d WHERE t.id = d.id RETURNING t.id
+)
+SELECT count(*)::int AS deleted, max(id) AS last_id FROM gone;
+
+-- name: attachment_prune_many
+-- The bytes of the evidence of finished tasks older than `age` whose approvals are kept
+-- for the audit trail: the attachment rows go, the approvals and their decisions stay.
+WITH doomed AS (
+    SELECT f.id FROM approval_attachments f
+    JOIN approvals a ON a.id = f.approval_id
+    JOIN tasks t ON t.id = a.task_id
+    WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+      AND COALESCE(t.finished_at, t.updated_at) < now() - make_interval(secs => %(age)s)
+      AND (%(capability)s::text IS NULL OR t.capability = %(capability)s)
+      AND NOT t.capability = ANY(%(exclude)s::text[])
+    ORDER BY f.id
+    LIMIT %(batch)s
+    FOR UPDATE OF f SKIP LOCKED
+), gone AS (
+    DELETE FROM approval_attachments f USING doomed d WHERE f.id = d.id RETURNING f.id
+)
+SELECT count(*)::int AS deleted FROM gone;

@@ -1,0 +1,98 @@
+"""OutcomeBuffer: a worker's complete/release/fail outcomes, applied in batches on a short timer.
+
+Slices hand their outcome to the buffer and wait. The buffer sends what has gathered after
+`flush_seconds` (or at once when `max_batch` are waiting) as one statement per kind, each
+task fenced on its own claim token, and answers each slice only after that statement
+committed: with the task's new row, or the LeaseLost / TaskNotFound of that task alone, or
+the error of the whole statement (a transient one is retried by the slice, and the fence
+makes a retry of an outcome that did commit a LeaseLost, never a second change). The idea
+is PgQueuer's buffered acknowledgements (`buffers.py`), with the per-task fence kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from taskqueue.errors import BadInput
+from taskqueue.store.batches import Completion, Failure, Releasing, Settled
+from taskqueue.store.checks import check_delay, check_json
+from taskqueue.store.client import TaskQueue
+from taskqueue.store.models import Task
+
+# Defaults: how long the first outcome waits for others (seconds), and a batch's size.
+DEFAULT_FLUSH_SECONDS = 0.005
+DEFAULT_MAX_BATCH = 64
+
+Item = Completion | Releasing | Failure
+_Waiting = list[tuple[Any, "asyncio.Future[Task]"]]
+
+
+class OutcomeBuffer:
+    """Batches the outcomes of one worker process; `await aclose()` before the pool closes."""
+
+    def __init__(self, queue: TaskQueue, *, flush_seconds: float = DEFAULT_FLUSH_SECONDS,
+                 max_batch: int = DEFAULT_MAX_BATCH) -> None:
+        self.queue = queue
+        self.flush_seconds = flush_seconds
+        self.max_batch = max_batch
+        self._apply: dict[type, Callable[[Sequence[Any]], Awaitable[Settled]]] = {
+            Completion: queue.task_complete_many, Releasing: queue.task_release_many,
+            Failure: queue.task_fail_many}
+        self._waiting: dict[type, _Waiting] = {kind: [] for kind in self._apply}
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    async def settle(self, item: Item) -> Task:
+        """Apply one outcome with the others gathered now; returns the task once committed."""
+        # Checked here so that one slice's bad outcome never fails the others' batch.
+        check_json(getattr(item, "result", None), "the result")
+        check_json(getattr(item, "state", None), "the state")
+        if isinstance(item, Releasing):
+            check_delay(item.delay)
+        if isinstance(item, Failure) and not item.error.strip():
+            raise BadInput("the error must not be empty")
+        future: asyncio.Future[Task] = asyncio.get_running_loop().create_future()
+        self._waiting[type(item)].append((item, future))
+        if sum(len(w) for w in self._waiting.values()) >= self.max_batch:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self.flush)
+        return await future
+
+    def flush(self) -> None:
+        """Send everything waiting now (one statement per kind)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for kind, waiting in self._waiting.items():
+            if waiting:
+                self._waiting[kind] = []
+                task = asyncio.create_task(self._send(self._apply[kind], waiting))
+                self._flushes.add(task)
+                task.add_done_callback(self._flushes.discard)
+
+    async def aclose(self) -> None:
+        """Send what waits and wait for every batch in flight."""
+        self.flush()
+        if self._flushes:
+            await asyncio.gather(*self._flushes, return_exceptions=True)
+
+    @staticmethod
+    async def _send(apply: Callable[[Sequence[Any]], Awaitable[Settled]],
+                    waiting: _Waiting) -> None:
+        try:
+            settled = await apply([item for item, _ in waiting])
+        except Exception as exc:
+            for _, future in waiting:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for (_, future), result in zip(waiting, settled, strict=True):
+            if future.done():  # its slice was cancelled meanwhile; nothing to tell it
+                continue
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)

@@ -1,0 +1,135 @@
+"""Batched claims and outcomes: task_claim_many, task_*_many and the runtime's OutcomeBuffer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from taskqueue import (
+    Completion,
+    Done,
+    Failure,
+    LeaseLost,
+    Releasing,
+    Status,
+    Task,
+    TaskContext,
+    TaskNotFound,
+    TaskQueue,
+)
+from taskqueue.runtime.outcomes import OutcomeBuffer
+
+from .factories import CAP, enqueue, sync_rows, value
+from .worker_helpers import events, run_of, running_pool, wait_for
+
+
+async def _claim(queue: TaskQueue, n: int, worker: str = "w") -> list[Task]:
+    return await queue.task_claim_many(CAP, worker, n)
+
+
+async def test_claim_many_takes_up_to_n_in_claim_order(queue: TaskQueue) -> None:
+    low = await enqueue(queue)
+    high = await enqueue(queue, priority=5)
+    rest = [await enqueue(queue) for _ in range(3)]
+    got = await _claim(queue, 3)
+    assert [t.id for t in got] == [high, low, rest[0]]
+    assert all(t.status is Status.RUNNING and t.claim for t in got)
+    assert len({t.claim for t in got}) == 3
+    assert [t.id for t in await _claim(queue, 10)] == rest[1:]
+    assert await _claim(queue, 10) == []
+
+
+async def test_claim_many_keeps_max_running_exact(queue: TaskQueue) -> None:
+    await queue.capability_set(CAP, max_running=3)
+    for _ in range(6):
+        await enqueue(queue)
+    assert len(await _claim(queue, 10)) == 3
+    assert await _claim(queue, 10) == []
+
+
+async def test_claim_many_keeps_daily_new_exact_but_resumes_released_work(
+        queue: TaskQueue) -> None:
+    await queue.capability_set(CAP, daily_new=2)
+    for _ in range(5):
+        await enqueue(queue)
+    first, _ = await _claim(queue, 5)
+    await queue.task_release(first.id, "w", claim=first.claim)
+    assert [t.id for t in await _claim(queue, 5)] == [first.id]
+
+
+async def test_complete_many_fences_each_task_on_its_own_claim(queue: TaskQueue) -> None:
+    for _ in range(3):
+        await enqueue(queue)
+    a, b, c = await _claim(queue, 3)
+    settled = await queue.task_complete_many([
+        Completion(a.id, "w", a.claim, {"n": 1}),
+        Completion(b.id, "w", "00000000-0000-0000-0000-000000000000", {"n": 2}),
+        Completion(c.id, "w", c.claim, {"n": 3}),
+        Completion(999999, "w", None)])
+    assert isinstance(settled[0], Task) and settled[0].result == {"n": 1}
+    assert isinstance(settled[1], LeaseLost) and "running" in str(settled[1])
+    assert isinstance(settled[2], Task) and settled[2].status is Status.SUCCEEDED
+    assert isinstance(settled[3], TaskNotFound)
+    assert (await queue.task_get(b.id)).status is Status.RUNNING
+    assert [e.actor for e in await events(queue, a.id, "completed")] == ["w"]
+    assert await events(queue, b.id, "completed") == []
+
+
+async def test_release_and_fail_many_write_their_rows_and_events(queue: TaskQueue) -> None:
+    for _ in range(3):
+        await enqueue(queue)
+    a, b, c = await _claim(queue, 3)
+    released = await queue.task_release_many([
+        Releasing(a.id, "w", a.claim, {"step": 2}, 60, "busy")])
+    failed = await queue.task_fail_many([
+        Failure(b.id, "w", b.claim, "boom"), Failure(c.id, "w", c.claim, "bad", retry=False)])
+    assert isinstance(released[0], Task) and released[0].state == {"step": 2}
+    assert released[0].status is Status.PENDING
+    assert [getattr(t, "status", None) for t in failed] == [Status.PENDING, Status.FAILED]
+    [ev] = await events(queue, a.id, "released")
+    assert ev.detail["reason"] == "busy" and ev.detail["delay_seconds"] == 60
+    [ev] = await events(queue, c.id, "failed")
+    assert ev.detail["to"] == "failed" and ev.detail["error"] == "bad"
+
+
+async def test_outcome_buffer_applies_many_in_one_batch_and_fences_each(
+        queue: TaskQueue) -> None:
+    for _ in range(5):
+        await enqueue(queue)
+    tasks = await _claim(queue, 5)
+    await queue.task_cancel(tasks[2].id)
+    buffer = OutcomeBuffer(queue, flush_seconds=0.05)
+    calls = 0
+    original = queue.task_complete_many
+
+    async def counting(items: list[Completion]) -> list[object]:
+        nonlocal calls
+        calls += 1
+        return list(await original(items))
+
+    buffer._apply[Completion] = counting  # count the statements, not fake them
+    results = await asyncio.gather(
+        *(buffer.settle(Completion(t.id, "w", t.claim, {"i": i})) for i, t in enumerate(tasks)),
+        return_exceptions=True)
+    await buffer.aclose()
+    assert calls == 1
+    assert isinstance(results[2], LeaseLost)
+    assert [r.status for i, r in enumerate(results) if i != 2] == [Status.SUCCEEDED] * 4
+
+
+async def _noop(task: Task, ctx: TaskContext) -> Done:
+    return Done({"id": task.id})
+
+
+async def test_a_pool_drains_with_batched_claims_and_outcomes_exactly_once(
+        queue: TaskQueue, dsn: str) -> None:
+    ids = [await enqueue(queue) for _ in range(120)]
+    async with running_pool(queue, run_of(_noop, CAP), concurrency=16) as pool:
+        await wait_for(lambda: _all_done(queue), timeout=20)
+    assert sorted(r.task_id for r in pool.reports) == ids
+    rows = sync_rows(dsn, "SELECT kind, count(*) AS n FROM task_events "
+                          "WHERE kind IN ('claimed', 'completed') GROUP BY kind ORDER BY kind")
+    assert rows == [{"kind": "claimed", "n": 120}, {"kind": "completed", "n": 120}]
+
+
+async def _all_done(queue: TaskQueue) -> bool:
+    return await value(queue, "SELECT count(*) FROM tasks WHERE status <> 'succeeded'") == 0

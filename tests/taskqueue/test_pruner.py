@@ -1,0 +1,93 @@
+"""Retention: the pruner deletes old finished tasks in batches and keeps the audit trail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskqueue import Decision, Pruner, PrunerConfig, TaskQueue
+
+from .cli_helpers import Cli
+from .factories import CAP, attachment, claimed, enqueue, sql, sync_rows, value
+
+
+async def _age(queue: TaskQueue, task_id: int, days: int) -> None:
+    await sql(queue, "UPDATE tasks SET finished_at = now() - make_interval(days => %s) "
+                     "WHERE id = %s", days, task_id)
+
+
+async def _finished(queue: TaskQueue, days: int, capability: str = CAP) -> int:
+    task = await claimed(queue, capability)
+    await queue.task_complete(task.id, "w1", claim=task.claim)
+    await _age(queue, task.id, days)
+    return task.id
+
+
+async def _count(queue: TaskQueue, table: str) -> int:
+    return int(await value(queue, f"SELECT count(*) FROM {table}"))
+
+
+async def test_prunes_old_finished_tasks_in_batches_and_keeps_the_rest(
+        queue: TaskQueue) -> None:
+    old = [await _finished(queue, 40) for _ in range(5)]
+    recent = await _finished(queue, 10)
+    pending = await enqueue(queue)
+    await sql(queue, "UPDATE tasks SET created_at = now() - interval '90 days', "
+                     "updated_at = now() - interval '90 days' WHERE id = %s", pending)
+    report = await Pruner(queue, PrunerConfig(batch=2)).run_once()
+    assert (report.tasks, report.by_capability) == (5, {"*": 5})
+    left = {r["id"] for r in await sql(queue, "SELECT id FROM tasks")}
+    assert left == {recent, pending}
+    assert int(await value(queue, "SELECT count(*) FROM task_events WHERE task_id = ANY(%s)",
+                           old)) == 0
+
+
+async def test_a_capability_keeps_its_own_age(queue: TaskQueue) -> None:
+    kept = await _finished(queue, 40, "slow")
+    gone = await _finished(queue, 40)
+    short = await _finished(queue, 3, "fast")
+    config = PrunerConfig(capabilities={"slow": 60, "fast": 2})
+    report = await Pruner(queue, config).run_once()
+    assert report.by_capability == {"fast": 1, "slow": 0, "*": 1}
+    left = {r["id"] for r in await sql(queue, "SELECT id FROM tasks")}
+    assert kept in left and gone not in left and short not in left
+
+
+async def test_approved_work_keeps_its_decisions_but_loses_its_attachment_bytes(
+        queue: TaskQueue) -> None:
+    task = await claimed(queue)
+    await queue.task_park(task.id, "w1", "Send?", claim=task.claim,
+                          attachments=[attachment("cv.txt", b"hello")])
+    await queue.approval_decide_for_task(task.id, Decision.APPROVED, "alice")
+    again = await queue.task_claim(CAP, "w1")
+    assert again is not None
+    await queue.task_complete(task.id, "w1", claim=again.claim)
+    await _age(queue, task.id, 40)
+    report = await Pruner(queue).run_once()
+    assert (report.tasks, report.attachments) == (0, 1)
+    assert (await _count(queue, "approvals"), await _count(queue, "approval_attachments")) == (
+        1, 0)
+    await _age(queue, task.id, 400)
+    assert (await Pruner(queue).run_once()).tasks == 1
+    assert await _count(queue, "approvals") == 0
+
+
+async def test_only_prunes_the_named_capability(queue: TaskQueue) -> None:
+    await _finished(queue, 40)
+    other = await _finished(queue, 40, "other")
+    report = await Pruner(queue, PrunerConfig(days=30), only="other").run_once()
+    assert report.by_capability == {"other": 1}
+    assert await _count(queue, "tasks") == 1
+    assert other not in {r["id"] for r in await sql(queue, "SELECT id FROM tasks")}
+
+
+def test_signoff_prune_deletes_what_is_older_than_asked(dsn: str, monkeypatch: Any) -> None:
+    monkeypatch.delenv("SIGNOFF_CONFIG", raising=False)
+    sync_rows(dsn, "INSERT INTO tasks (capability, status, finished_at) VALUES "
+                   "(%s, 'succeeded', now() - interval '8 days'), "
+                   "(%s, 'succeeded', now() - interval '2 days')", CAP, CAP)
+    cli = Cli(dsn).fast
+    assert cli.json("prune", "--older-than", "10", "--json")["tasks"] == 0
+    report = cli.json("prune", "--older-than", "5", "--capability", CAP, "--json")
+    assert (report["tasks"], report["by_capability"]) == (1, {CAP: 1})
+    assert sync_rows(dsn, "SELECT count(*) AS n FROM tasks") == [{"n": 1}]
+    assert "pruned 0 tasks" in cli.ok("prune")
