@@ -28,6 +28,7 @@ test: system-deps $(VENV)/.installed lint
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed
+	$(BIN)/pip install -q -e ".[bench]"
 	$(BIN)/python -m bench.benchmark
 
 clean:
