@@ -30,7 +30,7 @@ def _assert_every_figure(doc: dict[str, Any]) -> None:
     assert {"cores", "postgres"} <= set(doc["machine"])
     assert doc["compare"]["exactly_once"] is True
     assert "worker_16.signoff" in doc["compare"]["median_tasks_per_s"]
-    assert "| drain, 16 claimers (public API) |" in doc["table"]
+    assert "| `signoff worker --concurrency 16`, no-op |" in doc["table"]
 
 
 async def test_benchmark_reports_every_figure_and_exactly_once(dsn: str) -> None:
