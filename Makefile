@@ -34,6 +34,7 @@ test: system-deps $(VENV)/.installed-dev lint
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed-dev
+	$(BIN)/pip install -q -e ".[bench]"
 	$(BIN)/python -m bench.benchmark
 
 clean:

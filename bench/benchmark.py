@@ -28,6 +28,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from bench.compare import compare, table
 from bench.drain import drain
 from bench.finished import finished_rows_latency
 from bench.measure import batches, enqueue_ids, execute, latency_ms, rate, timed
@@ -52,9 +53,10 @@ class Config:
     processes: bool = False
     max_running: int = 4
     checkpoint: bool = True
+    repeat: int = 3
 
 
-QUICK = Config(tasks=200, batch=50, finished_rows=20_000, latency_tasks=200)
+QUICK = Config(tasks=200, batch=50, finished_rows=20_000, latency_tasks=200, repeat=1)
 
 
 # -- the database ----------------------------------------------------------------------
@@ -145,6 +147,11 @@ async def figures_run(dsn: str, config: Config) -> dict[str, Any]:
         doc["claim_with_finished_rows"] = await finished_rows_latency(
             q, dsn, rows=config.finished_rows, tasks=config.latency_tasks, batch=config.batch,
             max_running=config.max_running, checkpoint=config.checkpoint)
+        log.info("side by side with the peers, repeat=%d", config.repeat)
+        doc["compare"] = await compare(q, dsn, tasks=config.tasks, batch=config.batch,
+                                       claimers=config.claimers, repeat=config.repeat)
+        doc["exactly_once"] = doc["exactly_once"] and doc["compare"]["exactly_once"]
+        doc["table"] = table(doc)
     doc["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     doc["seconds"] = round(time.perf_counter() - started, 1)
     return doc
@@ -175,6 +182,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--latency-tasks", type=positive, help="claims timed beside them")
     p.add_argument("--max-running", type=positive, help="the cap of the capped figure")
     p.add_argument("--claimers", type=claimer_counts, help="drain claimer counts (1,4,16)")
+    p.add_argument("--repeat", type=positive, help="interleaved repetitions of the peers (3)")
     p.add_argument("--processes", action="store_true", help="one process per claimer")
     p.add_argument("--no-checkpoint", dest="checkpoint", action="store_false",
                    help="skip the CHECKPOINT after loading the finished rows")
@@ -183,7 +191,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def config_from(args: argparse.Namespace) -> Config:
     """--quick's sizes (or the full run's), overridden by any size given explicitly."""
-    names = ("tasks", "batch", "finished_rows", "latency_tasks", "max_running", "claimers")
+    names = ("tasks", "batch", "finished_rows", "latency_tasks", "max_running", "claimers",
+             "repeat")
     given = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
     return replace(QUICK if args.quick else Config(), processes=args.processes,
                    checkpoint=args.checkpoint, **given)
@@ -207,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
     doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
     print(json.dumps(doc, indent=2))
+    print(f"\n{doc['table']}\n\ncommand: {doc['command']}\nmachine: {doc['machine']}",
+          file=sys.stderr)
     return 0 if doc["exactly_once"] else 1
 
 

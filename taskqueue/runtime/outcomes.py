@@ -47,8 +47,8 @@ class OutcomeBuffer:
     async def settle(self, item: Item) -> Task:
         """Apply one outcome with the others gathered now; returns the task once committed."""
         # Checked here so that one slice's bad outcome never fails the others' batch.
-        check_json(getattr(item, "result", None), "the result")
-        check_json(getattr(item, "state", None), "the state")
+        check_json(getattr(item, "result", None), "the result", self.queue.limits)
+        check_json(getattr(item, "state", None), "the state", self.queue.limits)
         if isinstance(item, Releasing):
             check_delay(item.delay)
         if isinstance(item, Failure) and not item.error.strip():

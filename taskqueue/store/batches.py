@@ -8,7 +8,7 @@ from typing import Any
 
 from taskqueue.errors import BadInput, LeaseLost, TaskNotFound
 from taskqueue.store import rows
-from taskqueue.store.base import TASKS_CHANNEL, Conn, QueueBase, jsonb
+from taskqueue.store.base import TASKS_CHANNEL, Conn, QueueBase
 from taskqueue.store.checks import check_claim, check_delay
 from taskqueue.store.models import JSON, Task
 from taskqueue.store.queries import query
@@ -60,7 +60,7 @@ class BatchesMixin(QueueBase):
     async def task_complete_many(self, items: Sequence[Completion]) -> Settled:
         """Complete many tasks in one statement."""
         params = _columns(items) | {
-            "results": [jsonb(i.result, "the result") for i in items]}
+            "results": [self._jsonb(i.result, "the result") for i in items]}
         return await self._settle(items, "task_complete_many", params, wakes=False)
 
     async def task_release_many(self, items: Sequence[Releasing]) -> Settled:
@@ -68,7 +68,7 @@ class BatchesMixin(QueueBase):
         for item in items:
             check_delay(item.delay)
         params = _columns(items) | {
-            "states": [jsonb(i.state, "the state") for i in items],
+            "states": [self._jsonb(i.state, "the state") for i in items],
             "delays": [float(i.delay) for i in items], "reasons": [i.reason for i in items]}
         return await self._settle(items, "task_release_many", params, wakes=True)
 
@@ -79,7 +79,7 @@ class BatchesMixin(QueueBase):
         params = _columns(items) | {
             "errors": [i.error for i in items], "retries": [i.retry for i in items],
             "tracebacks": [i.traceback for i in items],
-            "states": [jsonb(i.state, "the state") for i in items]}
+            "states": [self._jsonb(i.state, "the state") for i in items]}
         return await self._settle(items, "task_fail_many", params, wakes=True)
 
     async def _settle(self, items: Sequence[Completion | Releasing | Failure], name: str,

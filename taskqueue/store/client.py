@@ -121,7 +121,8 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         params = {
             "capability": capability, "actor": actor, "channel": TASKS_CHANNEL,
             "priorities": [i.priority for i in items],
-            "payloads": [jsonb(i.payload, "the payload") for i in items],
+            # Checked above, with this queue's limits.
+            "payloads": [Jsonb(i.payload) for i in items],
             "max_attempts": [i.max_attempts for i in items],
             "delays": [float(i.delay) for i in items],
             "dedupe_keys": [i.dedupe_key for i in items]}
@@ -202,7 +203,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         """Extend the lease of a task this worker holds."""
         if lease is not None and lease <= 0:
             raise BadInput("the lease must be a positive number of seconds")
-        async with self._tx() as conn:
+        async with self.pool.connection() as conn:  # one statement: autocommit
             params = self._fence(task_id, worker, claim) | {"lease": lease}
             row = await self._fenced(conn, "task_heartbeat", params)
         return rows.task_from_row(row)
@@ -254,8 +255,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
     async def task_complete(self, task_id: int, worker: str, *, claim: str | None = None,
                             result: JSON | None = None) -> Task:
         """Finish a running task as succeeded with its result."""
+        # One statement (the update and its event) in autocommit: its own transaction.
         params = self._fence(task_id, worker, claim) | {"result": self._jsonb(result, "the result")}
-        async with self._tx() as conn:
+        async with self.pool.connection() as conn:
             row = await self._fenced(conn, "task_complete", params)
         return rows.task_from_row(row)
 

@@ -16,7 +16,7 @@ from taskqueue import TaskQueue
 from tests.conftest import ADMIN_DSN
 
 # No CHECKPOINT: it is server-wide, so its time depends on everything else running.
-TINY = Config(tasks=6, batch=4, finished_rows=1000, latency_tasks=5, claimers=(1, 4, 16),
+TINY = Config(tasks=6, batch=4, finished_rows=1000, latency_tasks=5, claimers=(1, 4, 16), repeat=1,
               checkpoint=False)
 LATENCY = {"n", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
 
@@ -28,6 +28,9 @@ def _assert_every_figure(doc: dict[str, Any]) -> None:
     assert set(doc["enqueue_single"]["call"]) == LATENCY
     assert "tasks_per_s" in doc["enqueue_batched"]
     assert {"cores", "postgres"} <= set(doc["machine"])
+    assert doc["compare"]["exactly_once"] is True
+    assert "worker_16.signoff" in doc["compare"]["median_tasks_per_s"]
+    assert "| `signoff worker --concurrency 16`, no-op |" in doc["table"]
 
 
 async def test_benchmark_reports_every_figure_and_exactly_once(dsn: str) -> None:

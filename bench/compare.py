@@ -1,0 +1,145 @@
+"""Signoff beside its peers in one run, interleaved (repetition 1 of each, then 2, ...), and
+the table of the issue's goals as ratios. Every drain is checked exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import peers
+from bench.drain import drain
+from bench.measure import batches, enqueue_ids, execute, rate, timed
+from taskqueue import TaskQueue
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def worker_process_drain(dsn: str, q: TaskQueue, tasks: int, tag: str,
+                               concurrency: int = 16) -> dict[str, Any]:
+    """`signoff worker --concurrency 16` (a real process) drains `tasks` no-op tasks; the
+    rate runs from the first claim to the last finish, as the database recorded them."""
+    capability = f"bench.worker.{tag}"
+    await enqueue_ids(q, capability, tasks, 1000)
+    cmd = [sys.executable, "-m", "taskqueue", "worker", "--capability", capability,
+           "--handler", "bench.handlers:noop", "--concurrency", str(concurrency),
+           "--poll-interval", "0.5"]
+    env = {**os.environ, "DATABASE_URL": dsn}
+    env.pop("SIGNOFF_CONFIG", None)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60 + tasks / 50
+        while await _left(dsn, capability) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        await asyncio.to_thread(proc.wait, 30)
+    row = await execute(dsn, """
+        SELECT count(*) FILTER (WHERE status = 'succeeded') AS done,
+               EXTRACT(EPOCH FROM max(finished_at) - min(first_claimed_at))::float8 AS seconds,
+               (SELECT count(*) FROM task_events e JOIN tasks t ON t.id = e.task_id
+                WHERE t.capability = %(c)s AND e.kind = 'claimed') AS claims
+        FROM tasks WHERE capability = %(c)s""", {"c": capability})
+    seconds = row["seconds"] or 0.0
+    return {"tasks": tasks, "concurrency": concurrency, "seconds": round(seconds, 3),
+            "tasks_per_s": rate(tasks, seconds),
+            "exactly_once": row["done"] == tasks and row["claims"] == tasks}
+
+
+async def _left(dsn: str, capability: str) -> int:
+    row = await execute(dsn, "SELECT count(*) AS n FROM tasks WHERE capability = %(c)s "
+                               "AND status <> 'succeeded'", {"c": capability})
+    return int(row["n"])
+
+
+async def signoff_enqueue(q: TaskQueue, tasks: int, batch: int, tag: str) -> float:
+    calls = [(await timed(q.task_enqueue_many(f"bench.enq.{tag}", items)))[1]
+             for items in batches(tasks, batch)]
+    return sum(calls)
+
+
+async def repetition(q: TaskQueue, dsn: str, tasks: int, batch: int, claimers: tuple[int, ...],
+                     rep: int, with_pgqueuer: bool) -> dict[str, dict[str, Any]]:
+    """One repetition of every figure of every queue, each right after the others."""
+    out: dict[str, dict[str, Any]] = {}
+    for n in claimers:
+        cap = f"bench.cmp.{rep}.{n}"
+        expected = await enqueue_ids(q, cap, tasks, batch)
+        out[f"drain_{n}.signoff"] = await drain(dsn, cap, expected, n)
+        if with_pgqueuer:
+            out[f"drain_{n}.pgqueuer"] = await peers.pgqueuer_drain(dsn, tasks, n, f"p{rep}.{n}")
+        out[f"drain_{n}.reference"] = await peers.reference_drain(dsn, tasks, n, f"r{rep}.{n}")
+    out["worker_16.signoff"] = await worker_process_drain(dsn, q, tasks, str(rep))
+    seconds = await signoff_enqueue(q, tasks, batch, str(rep))
+    out["enqueue.signoff"] = {"tasks_per_s": rate(tasks, seconds), "exactly_once": True}
+    if with_pgqueuer:
+        seconds = await peers.pgqueuer_enqueue(dsn, tasks, batch, f"e{rep}")
+        out["enqueue.pgqueuer"] = {"tasks_per_s": rate(tasks, seconds), "exactly_once": True}
+    return out
+
+
+async def compare(q: TaskQueue, dsn: str, *, tasks: int, batch: int,
+                  claimers: tuple[int, ...], repeat: int) -> dict[str, Any]:
+    """Every repetition, then the median of each figure and the goals' ratios."""
+    with_pgqueuer = peers.pgqueuer_available()
+    if with_pgqueuer:
+        await peers.pgqueuer_install(dsn)
+    reps = [await repetition(q, dsn, tasks, batch, claimers, r, with_pgqueuer)
+            for r in range(repeat)]
+    medians = {k: statistics.median(r[k]["tasks_per_s"] for r in reps) for k in reps[0]}
+    return {"pgqueuer": with_pgqueuer, "repetitions": reps, "median_tasks_per_s": medians,
+            "exactly_once": all(f["exactly_once"] for r in reps for f in r.values()),
+            "ratios": ratios(medians, claimers)}
+
+
+def ratios(m: dict[str, float], claimers: tuple[int, ...]) -> dict[str, float | None]:
+    def over(a: str, b: str) -> float | None:
+        return round(m[a] / m[b], 2) if a in m and b in m and m[b] else None
+
+    out = {f"drain_{n}_vs_pgqueuer": over(f"drain_{n}.signoff", f"drain_{n}.pgqueuer")
+           for n in claimers}
+    out |= {f"drain_{n}_vs_reference": over(f"drain_{n}.signoff", f"drain_{n}.reference")
+            for n in claimers}
+    out["worker_16_vs_pgqueuer_drain_16"] = over("worker_16.signoff", "drain_16.pgqueuer")
+    out["enqueue_vs_pgqueuer"] = over("enqueue.signoff", "enqueue.pgqueuer")
+    return out
+
+
+def table(doc: dict[str, Any]) -> str:
+    """The issue's goals as one markdown table: medians, ratios, verdicts."""
+    cmp, lat = doc["compare"], doc["claim_with_finished_rows"]
+    m, r = cmp["median_tasks_per_s"], cmp["ratios"]
+
+    def fig(key: str) -> str:
+        return f"{m[key]:,.0f} /s" if key in m else "—"
+
+    def verdict(value: float | None, goal: float) -> str:
+        return "—" if value is None else f"{value:.2f} ({'met' if value >= goal else 'not met'})"
+
+    lines = ["| figure | Signoff | PgQueuer (asyncpg, batch 10) | reference queue | goal: ratio |",
+             "|---|---|---|---|---|"]
+    for n in doc["parameters"]["claimers"]:
+        goal = (f"≥ PgQueuer: {verdict(r[f'drain_{n}_vs_pgqueuer'], 1.0)}" if n == 16
+                else f"≥ 0.9 × reference: {verdict(r[f'drain_{n}_vs_reference'], 0.9)}")
+        lines.append(f"| drain, {n} claimers (public API) | {fig(f'drain_{n}.signoff')} | "
+                     f"{fig(f'drain_{n}.pgqueuer')} | {fig(f'drain_{n}.reference')} | {goal} |")
+    lines.append(f"| `signoff worker --concurrency 16`, no-op | {fig('worker_16.signoff')} | "
+                 f"{fig('drain_16.pgqueuer')} (drain, 16) | — | ≥ 0.8 × PgQueuer: "
+                 f"{verdict(r['worker_16_vs_pgqueuer_drain_16'], 0.8)} |")
+    lines.append(f"| batch enqueue ({doc['parameters']['batch']} a call) | "
+                 f"{fig('enqueue.signoff')} | {fig('enqueue.pgqueuer')} | — | ≥ 2 × PgQueuer: "
+                 f"{verdict(r['enqueue_vs_pgqueuer'], 2.0)} |")
+    for path in ("uncapped", "capped"):
+        c = lat[path]["claim"]
+        ok = c["p99_ms"] is not None and c["p99_ms"] <= 1.0
+        lines.append(f"| claim p50 / p99 beside {lat['finished_rows']:,} finished rows, "
+                     f"{path} | {c['p50_ms']} / {c['p99_ms']} ms | — | — | p99 ≤ 1 ms: "
+                     f"{'met' if ok else 'not met'} |")
+    return "\n".join(lines)
