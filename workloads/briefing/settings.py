@@ -7,13 +7,11 @@ file or a section the defaults apply. A bad setting is a `SettingsError` naming 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError
+from taskqueue import ConfigError, workload_section
 
 __all__ = ["CONFIG_ENV", "SECTION", "BriefingSettings", "SettingsError", "load_settings"]
 
@@ -45,23 +43,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> BriefingSettings:
     """Read the section from the config file (`$SIGNOFF_CONFIG` by default) and check it."""
     env = os.environ if env is None else env
-    file = Path(path) if path is not None else (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV)
-                                               else None)
-    return build(_section(file) if file is not None else {})
-
-
-def _section(file: Path) -> dict[str, Any]:
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
-    workloads = doc.get("workloads", {})
-    section = workloads.get("briefing", {}) if isinstance(workloads, dict) else None
-    if not isinstance(section, dict):
-        raise SettingsError(f"{file}: [{SECTION}] must be a table")
-    return section
+    return build(workload_section("briefing", path, env)[0])
 
 
 def _fail(key: str, message: str) -> SettingsError:

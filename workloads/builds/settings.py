@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, data_dir
+from taskqueue import ConfigError, data_dir, workload_section
 
 __all__ = ["PLACEHOLDERS", "BuildSettings", "SettingsError", "load_settings"]
 
@@ -81,25 +80,10 @@ def load_settings(capability: str, path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> BuildSettings:
     """Read `[workloads.<capability>]` from the config file (if any) and check it."""
     env = os.environ if env is None else env
-    file = Path(path) if path is not None else (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV)
-                                                else None)
-    raw = {**DEFAULTS[capability], **(_section(file, capability) if file else {})}
+    section, file = workload_section(capability, path, env)
+    raw = {**DEFAULTS[capability], **section}
     base = file.parent if file is not None else Path.cwd()
     return _build(capability, raw, base, env)
-
-
-def _section(file: Path, capability: str) -> dict[str, Any]:
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise SettingsError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{file}: invalid TOML: {exc}") from None
-    section = doc.get("workloads", {})
-    section = section.get(capability, {}) if isinstance(section, dict) else section
-    if not isinstance(section, dict):
-        raise SettingsError(f"{file}: workloads.{capability}: must be a table")
-    return dict(section)
 
 
 class _Reader:
