@@ -32,8 +32,7 @@ from bench.compare import compare, table
 from bench.drain import drain
 from bench.finished import finished_rows_latency
 from bench.measure import batches, enqueue_ids, execute, latency_ms, rate, timed
-from taskqueue import TaskQueue
-from taskqueue.store.migrate import migrate
+from taskqueue import TaskQueue, migrate
 
 log = logging.getLogger("signoff.bench")
 
