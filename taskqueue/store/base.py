@@ -42,7 +42,6 @@ class QueueBase:
         self.limits = Limits(max_json_bytes=max_json_bytes, max_json_depth=max_json_depth,
                              max_attachment_bytes=max_attachment_bytes)
         # capability -> whether it has caps, as the last claim found it (see task_claim_many)
-        self._capped: dict[str, bool] = {}
 
     @property
     def max_attachment_bytes(self) -> int:

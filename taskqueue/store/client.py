@@ -160,25 +160,11 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         if n < 1:
             raise BadInput("n must be at least 1")
         params = {"capability": capability, "worker": worker, "lease": lease, "n": n}
-        # Which path a capability takes is remembered per queue; a stale guess costs one
-        # extra statement, never a wrong claim: each statement checks the caps it reads.
-        if not self._capped.get(capability):
-            async with self.pool.connection() as conn:
-                cur = await conn.execute(query("task_claim"), params, prepare=True)
-                found = await cur.fetchall()
-            if not found[0]["capped"]:
-                return rows.claimed_from_rows(found)
-        found = await self._claim_capped(params)
-        self._capped[capability] = bool(found[0]["capped"])
-        return rows.claimed_from_rows(found)
-
-    async def _claim_capped(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """claim_lock and the capped claim in one transaction, sent in one round trip."""
+        # One statement in autocommit, capped or not: the caps, the claim, its events and
+        # the latest approvals are decided in the server's signoff_claim.
         async with self.pool.connection() as conn:
-            async with conn.pipeline(), conn.transaction():
-                await conn.execute(query("claim_lock"), params, prepare=True)
-                cur = await conn.execute(query("task_claim_capped"), params, prepare=True)
-            return await cur.fetchall()
+            cur = await conn.execute(query("task_claim"), params, prepare=True)
+            return rows.claimed_from_rows(await cur.fetchall())
 
     async def _fenced(self, conn: Conn, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run a worker-side update; no row means the task is gone or the claim is lost."""

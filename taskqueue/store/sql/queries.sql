@@ -125,166 +125,21 @@ LEFT JOIN held h ON h.dedupe_key = i.dedupe_key
 LEFT JOIN ins first ON first.dedupe_key = i.dedupe_key AND i.key_rank > 1
 ORDER BY i.n;
 
--- name: claim_lock
--- Taken first in a claim of a capability with caps (sent with the claim in one pipelined
--- round trip): it serializes that capability's claimers for the rest of the transaction.
-SELECT pg_advisory_xact_lock(hashtextextended('signoff.claim:' || %(capability)s, 0));
-
 -- name: task_claim
--- The claim of a capability without caps: one statement in autocommit (its own
--- transaction) picks up to n tasks, takes them, writes their 'claimed' events and returns
--- each with its latest approval and that approval's attachment metadata. A capability
--- with caps claims nothing here: the single row then says capped = true and the caller
--- claims through task_claim_capped. With no task claimed, one row of NULLs comes back.
-WITH cap AS (
-    SELECT (max_running IS NOT NULL OR max_parked IS NOT NULL OR daily_new IS NOT NULL)
-               AS capped,
-           lease_seconds
-    FROM capabilities WHERE capability = %(capability)s
-), candidate AS (
-    -- Approved work (a human answered) first, then priority, then age.
-    SELECT t.id, t.status AS old_status
-    FROM tasks t
-    WHERE t.capability = %(capability)s
-      AND t.status IN ('pending', 'approved')
-      AND t.run_after <= now()
-      AND NOT COALESCE((SELECT capped FROM cap), false)
-    ORDER BY (t.status = 'approved') DESC, t.priority DESC, t.id
-    LIMIT %(n)s
-    FOR UPDATE OF t SKIP LOCKED
-), claimed AS (
-    UPDATE tasks t SET
-        status = 'running',
-        worker = %(worker)s,
-        claim_token = gen_random_uuid(),
-        lease_expires_at = now() + make_interval(
-            secs => COALESCE(%(lease)s, (SELECT lease_seconds FROM cap), 300)),
-        first_claimed_at = COALESCE(t.first_claimed_at, now())
-    FROM candidate c
-    WHERE t.id = c.id
-    RETURNING t.*, c.old_status
-), ev AS (
-    INSERT INTO task_events (task_id, kind, actor, detail)
-    SELECT id, 'claimed', %(worker)s,
-           jsonb_build_object('from', old_status, 'to', 'running', 'claim', claim_token,
-                              'lease_expires_at', lease_expires_at)
-    FROM claimed
-)
-SELECT g.capped, x.*
-FROM (SELECT COALESCE((SELECT capped FROM cap), false) AS capped) g
-LEFT JOIN (
-    SELECT c.*, a.id AS ap_id, a.question AS ap_question, a.request AS ap_request,
-           a.created_at AS ap_created_at, a.expires_at AS ap_expires_at,
-           a.decision AS ap_decision, a.decided_by AS ap_decided_by,
-           a.decided_at AS ap_decided_at, a.note AS ap_note,
-           (SELECT jsonb_agg(jsonb_build_object(
-                       'id', f.id, 'approval_id', f.approval_id, 'filename', f.filename,
-                       'content_type', f.content_type, 'size_bytes', f.size_bytes,
-                       'sha256', f.sha256) ORDER BY f.id)
-            FROM approval_attachments f WHERE f.approval_id = a.id) AS ap_files
-    FROM claimed c
-    LEFT JOIN LATERAL (
-        SELECT * FROM approvals WHERE task_id = c.id ORDER BY id DESC LIMIT 1) a ON true
-) x ON true
-ORDER BY (x.old_status = 'approved') DESC, x.priority DESC, x.id;
-
--- name: task_claim_capped
--- The claim of a capability with caps. claim_lock ran first in this transaction; under
--- READ COMMITTED this statement's snapshot is taken after that lock was granted, so the
--- counts below include every claim committed before ours and no two claimers can both
--- see "one slot left". Counts whose cap is NULL are skipped by one-time filters.
--- max_parked is a true ceiling: it bounds the tasks that are "held", i.e. admitted
--- (claimed at least once) and not finished. Only a held task can park, and resumed work
--- (approved, revised, released, retried after a failure) is held all along, so it never
--- passes this gate again and can never push the parked count over the cap.
--- Resumed work fills free running slots first; new work (never claimed) also has to fit
--- the held and daily caps. Returns what task_claim returns.
-WITH cap AS (
-    SELECT max_running, max_parked, daily_new, day_timezone, lease_seconds
-    FROM capabilities WHERE capability = %(capability)s
-    UNION ALL
-    SELECT NULL, NULL, NULL, 'UTC', 300
-    WHERE NOT EXISTS (SELECT 1 FROM capabilities WHERE capability = %(capability)s)
-), running AS (
-    SELECT count(*) AS n FROM tasks
-    WHERE capability = %(capability)s AND status = 'running'
-      AND (SELECT max_running FROM cap) IS NOT NULL
-), held AS (
-    SELECT count(*) AS n FROM tasks
-    WHERE capability = %(capability)s AND first_claimed_at IS NOT NULL
-      AND status IN ('pending', 'running', 'needs_approval', 'approved')
-      AND (SELECT max_parked FROM cap) IS NOT NULL
-), new_today AS (
-    SELECT count(*) AS n FROM tasks
-    WHERE capability = %(capability)s
-      AND (SELECT daily_new FROM cap) IS NOT NULL
-      AND first_claimed_at >= (date_trunc('day', now() AT TIME ZONE (SELECT day_timezone FROM cap))
-                               AT TIME ZONE (SELECT day_timezone FROM cap))
-), slots AS (
-    SELECT greatest(0, least(%(n)s, c.max_running - (SELECT n FROM running))) AS run,
-           greatest(0, least(%(n)s, c.max_running - (SELECT n FROM running),
-                             c.max_parked - (SELECT n FROM held),
-                             c.daily_new - (SELECT n FROM new_today))) AS new,
-           c.max_parked IS NOT NULL OR c.max_running IS NOT NULL OR c.daily_new IS NOT NULL
-               AS capped,
-           c.lease_seconds
-    FROM cap c
-), resumed AS (
-    SELECT t.id, t.status AS old_status, t.priority FROM tasks t
-    WHERE t.capability = %(capability)s
-      AND t.status IN ('pending', 'approved') AND t.first_claimed_at IS NOT NULL
-      AND t.run_after <= now()
-    ORDER BY (t.status = 'approved') DESC, t.priority DESC, t.id
-    LIMIT (SELECT run FROM slots)
-    FOR UPDATE OF t SKIP LOCKED
-), fresh AS (
-    SELECT t.id, t.status AS old_status, t.priority FROM tasks t
-    WHERE t.capability = %(capability)s
-      AND t.status = 'pending' AND t.first_claimed_at IS NULL
-      AND t.run_after <= now()
-    ORDER BY t.priority DESC, t.id
-    LIMIT (SELECT new FROM slots)
-    FOR UPDATE OF t SKIP LOCKED
-), candidate AS (
-    -- Rows locked here but cut by this LIMIT are unlocked at this transaction's commit.
-    SELECT u.id, u.old_status FROM (SELECT * FROM resumed UNION ALL SELECT * FROM fresh) u
-    ORDER BY (u.old_status = 'approved') DESC, u.priority DESC, u.id
-    LIMIT (SELECT run FROM slots)
-), claimed AS (
-    UPDATE tasks t SET
-        status = 'running',
-        worker = %(worker)s,
-        claim_token = gen_random_uuid(),
-        lease_expires_at = now() + make_interval(
-            secs => COALESCE(%(lease)s, (SELECT lease_seconds FROM slots))),
-        first_claimed_at = COALESCE(t.first_claimed_at, now())
-    FROM candidate c
-    WHERE t.id = c.id
-    RETURNING t.*, c.old_status
-), ev AS (
-    INSERT INTO task_events (task_id, kind, actor, detail)
-    SELECT id, 'claimed', %(worker)s,
-           jsonb_build_object('from', old_status, 'to', 'running', 'claim', claim_token,
-                              'lease_expires_at', lease_expires_at)
-    FROM claimed
-)
-SELECT g.capped, x.*
-FROM (SELECT COALESCE((SELECT capped FROM slots), false) AS capped) g
-LEFT JOIN (
-    SELECT c.*, a.id AS ap_id, a.question AS ap_question, a.request AS ap_request,
-           a.created_at AS ap_created_at, a.expires_at AS ap_expires_at,
-           a.decision AS ap_decision, a.decided_by AS ap_decided_by,
-           a.decided_at AS ap_decided_at, a.note AS ap_note,
-           (SELECT jsonb_agg(jsonb_build_object(
-                       'id', f.id, 'approval_id', f.approval_id, 'filename', f.filename,
-                       'content_type', f.content_type, 'size_bytes', f.size_bytes,
-                       'sha256', f.sha256) ORDER BY f.id)
-            FROM approval_attachments f WHERE f.approval_id = a.id) AS ap_files
-    FROM claimed c
-    LEFT JOIN LATERAL (
-        SELECT * FROM approvals WHERE task_id = c.id ORDER BY id DESC LIMIT 1) a ON true
-) x ON true
-ORDER BY (x.old_status = 'approved') DESC, x.priority DESC, x.id;
+-- Up to n claimable tasks in one statement (see signoff_claim in migration 0005): each task's
+-- columns, the status it was claimed from, and its latest approval as ap_* with that
+-- approval's attachment metadata, in claim order. No row: nothing to claim.
+SELECT (c.claimed_task).*, c.claimed_from AS old_status,
+       (c.latest_approval).id AS ap_id, (c.latest_approval).question AS ap_question,
+       (c.latest_approval).request AS ap_request,
+       (c.latest_approval).created_at AS ap_created_at,
+       (c.latest_approval).expires_at AS ap_expires_at,
+       (c.latest_approval).decision AS ap_decision,
+       (c.latest_approval).decided_by AS ap_decided_by,
+       (c.latest_approval).decided_at AS ap_decided_at,
+       (c.latest_approval).note AS ap_note,
+       c.latest_files AS ap_files
+FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s) c;
 
 -- name: task_heartbeat
 -- The fence, then a new lease from now (the capability's length unless given).

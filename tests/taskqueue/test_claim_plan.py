@@ -1,0 +1,63 @@
+"""The claim's plans: planned once per session (generic), and still on the indexes beside
+many finished rows, capped and uncapped, for any n. auto_explain shows the statements that
+run inside signoff_claim, which a plain EXPLAIN of the call would hide."""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+import pytest
+
+from taskqueue.store.queries import query
+
+_FINISHED = """
+INSERT INTO tasks (capability, status, first_claimed_at, finished_at)
+SELECT %s, 'succeeded', now() - interval '1 day', now() - interval '1 day'
+FROM generate_series(1, %s)"""
+_PENDING = "INSERT INTO tasks (capability) SELECT %s FROM generate_series(1, %s)"
+# (finished, pending) rows per capability: a long history, then a backlog (where a plan
+# that sorts every pending row would look cheap to the planner).
+_SHAPES = {"history": (20000, 50), "backlog": (500, 10000)}
+
+
+def _nested_plans(dsn: str, capability: str, n: int) -> list[str]:
+    """The plans of every statement one claim ran (its third call: plans are cached by then)."""
+    plans: list[str] = []
+    with psycopg.connect(dsn) as conn:
+        conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
+        for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+                        "SET auto_explain.log_nested_statements = on",
+                        "SET client_min_messages = log"):
+            conn.execute(setting)
+        params = {"capability": capability, "worker": "w", "lease": None, "n": n}
+        for _ in range(3):
+            plans.clear()
+            claimed = conn.execute(query("task_claim"), params, prepare=True).fetchall()
+        assert len(claimed) == n
+        conn.rollback()
+    return plans
+
+
+@pytest.mark.parametrize("capped", [False, True], ids=["uncapped", "capped"])
+@pytest.mark.parametrize("n", [1, 10])
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_the_claim_reads_tasks_through_indexes_only(dsn: str, capped: bool, n: int,
+                                                    shape: str) -> None:
+    finished, pending = _SHAPES[shape]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for capability in ("plan", "other"):
+            conn.execute(_FINISHED, (capability, finished))
+            conn.execute(_PENDING, (capability, pending))
+        if capped:
+            conn.execute("INSERT INTO capabilities (capability, max_running, max_parked, "
+                         "daily_new) VALUES ('plan', 1000, 1000, 1000)")
+        conn.execute("VACUUM ANALYZE tasks")
+    plans = _nested_plans(dsn, "plan", n)
+    text = "\n".join(plans)
+    assert "tasks_claimable_idx" in text
+    assert not re.search(r"Seq Scan on tasks\b", text), text
+    if capped:
+        assert "pg_advisory_xact_lock" in text
+        for index in ("tasks_active_idx", "tasks_held_idx", "tasks_first_claimed_idx"):
+            assert index in text
