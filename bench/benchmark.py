@@ -4,6 +4,7 @@ Run from the repository root (see bench/README.md):
 
     .venv/bin/python -m bench.benchmark             # the full run: 1,000,000 finished rows
     .venv/bin/python -m bench.benchmark --quick     # a smoke run of a few seconds
+    .venv/bin/python -m bench.benchmark --resume-approvals 200   # and approve → resume
 
 It drops and recreates its own database (`--database`, default signoff_bench), migrates it,
 measures, prints one JSON document on stdout (progress goes to stderr) and drops the database
@@ -17,7 +18,6 @@ import asyncio
 import json
 import logging
 import os
-import platform
 import shlex
 import sys
 import time
@@ -25,20 +25,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-import psycopg
-from psycopg import sql
-
 from bench.compare import compare, table
+from bench.database import ADMIN_DSN, database_create, database_drop, machine_info
 from bench.drain import drain
 from bench.finished import finished_rows_latency
-from bench.measure import batches, enqueue_ids, execute, latency_ms, rate, timed
-from taskqueue import TaskQueue, migrate
+from bench.measure import batches, enqueue_ids, latency_ms, rate, timed
+from bench.resume import approve_resume
+from taskqueue import TaskQueue
 
 log = logging.getLogger("signoff.bench")
-
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
-_PROTECTED = {"postgres", "template0", "template1"}
-
 
 @dataclass(frozen=True)
 class Config:
@@ -53,47 +48,10 @@ class Config:
     max_running: int = 4
     checkpoint: bool = True
     repeat: int = 3
+    resume_approvals: int = 0  # 0: approve → resume is not measured
 
 
 QUICK = Config(tasks=200, batch=50, finished_rows=20_000, latency_tasks=200, repeat=1)
-
-
-# -- the database ----------------------------------------------------------------------
-
-
-def dsn_for(admin_dsn: str, name: str) -> str:
-    """The admin DSN pointed at database `name`."""
-    return psycopg.conninfo.make_conninfo(admin_dsn, dbname=name)
-
-
-async def database_drop(admin_dsn: str, name: str) -> None:
-    """Drop database `name` if it exists, disconnecting whoever is on it."""
-    drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-    await execute(admin_dsn, drop)
-
-
-async def database_create(admin_dsn: str, name: str) -> str:
-    """Drop and recreate the benchmark's database, migrate it, and return its DSN."""
-    admin_db = psycopg.conninfo.conninfo_to_dict(admin_dsn).get("dbname")
-    if name in _PROTECTED or name == admin_db:
-        raise SystemExit(f"refusing to drop and recreate database {name!r}")
-    await database_drop(admin_dsn, name)
-    await execute(admin_dsn, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    dsn = dsn_for(admin_dsn, name)
-    await migrate(dsn)
-    return dsn
-
-
-async def machine_info(dsn: str) -> dict[str, Any]:
-    """The client machine and the server's settings that move the figures."""
-    server = await execute(dsn, """
-        SELECT current_setting('server_version') AS postgres,
-               current_setting('shared_buffers') AS shared_buffers,
-               current_setting('synchronous_commit') AS synchronous_commit,
-               current_setting('max_connections') AS max_connections""")
-    return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
-            "platform": platform.platform(), "python": platform.python_version(),
-            "psycopg": psycopg.__version__, **server}
 
 
 # -- 1 and 2: enqueue ------------------------------------------------------------------
@@ -150,6 +108,9 @@ async def figures_run(dsn: str, config: Config) -> dict[str, Any]:
         doc["compare"] = await compare(q, dsn, tasks=config.tasks, batch=config.batch,
                                        claimers=config.claimers, repeat=config.repeat)
         doc["exactly_once"] = doc["exactly_once"] and doc["compare"]["exactly_once"]
+        if config.resume_approvals:
+            log.info("approve → resume approvals=%d", config.resume_approvals)
+            doc["approve_resume"] = await approve_resume(dsn, config.resume_approvals)
         doc["table"] = table(doc)
     doc["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     doc["seconds"] = round(time.perf_counter() - started, 1)
@@ -161,6 +122,14 @@ def positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
+    return value
+
+
+def non_negative(text: str) -> int:
+    """argparse type: a whole number of at least 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of at least 0")
     return value
 
 
@@ -182,6 +151,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--max-running", type=positive, help="the cap of the capped figure")
     p.add_argument("--claimers", type=claimer_counts, help="drain claimer counts (1,4,16)")
     p.add_argument("--repeat", type=positive, help="interleaved repetitions of the peers (3)")
+    p.add_argument("--resume-approvals", type=non_negative, metavar="N",
+                   help="also time approve → resume over N approvals (default 0: skip)")
     p.add_argument("--processes", action="store_true", help="one process per claimer")
     p.add_argument("--no-checkpoint", dest="checkpoint", action="store_false",
                    help="skip the CHECKPOINT after loading the finished rows")
@@ -191,7 +162,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def config_from(args: argparse.Namespace) -> Config:
     """--quick's sizes (or the full run's), overridden by any size given explicitly."""
     names = ("tasks", "batch", "finished_rows", "latency_tasks", "max_running", "claimers",
-             "repeat")
+             "repeat", "resume_approvals")
     given = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
     return replace(QUICK if args.quick else Config(), processes=args.processes,
                    checkpoint=args.checkpoint, **given)

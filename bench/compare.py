@@ -142,4 +142,14 @@ def table(doc: dict[str, Any]) -> str:
         lines.append(f"| claim p50 / p99 beside {lat['finished_rows']:,} finished rows, "
                      f"{path} | {c['p50_ms']} / {c['p99_ms']} ms | — | — | p99 ≤ 1 ms: "
                      f"{'met' if ok else 'not met'} |")
+    if "approve_resume" in doc:
+        lines.append(resume_row(doc["approve_resume"]))
     return "\n".join(lines)
+
+
+def resume_row(figure: dict[str, Any]) -> str:
+    """Goal 5's row: bench.resume's approve → resume p50 / p99 against p99 < 250 ms."""
+    a = figure["approve_to_resume"]
+    return (f"| approve → resume p99 (p50 / p99, {figure['approvals']} approvals, idle "
+            f"`signoff worker`) | {a['p50_ms']} / {a['p99_ms']} ms | — | — | "
+            f"{figure['goal']}: {'met' if figure['met'] else 'not met'} |")

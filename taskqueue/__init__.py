@@ -55,7 +55,7 @@ from taskqueue.runtime.handler import (
     load_handler,
 )
 from taskqueue.runtime.heartbeat import Heartbeat
-from taskqueue.runtime.listener import Listener
+from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
 from taskqueue.runtime.tick import Tick, TickReport
@@ -119,6 +119,7 @@ __all__ = [
     "IncidentAlert",
     "LeaseLost",
     "Listener",
+    "ListenerHub",
     "MigrationError",
     "NewAttachment",
     "NewTask",
@@ -150,6 +151,7 @@ __all__ = [
     "Stats",
     "Status",
     "Stopping",
+    "Subscription",
     "Task",
     "TaskContext",
     "TaskDetail",

@@ -35,7 +35,7 @@ from bot.telegram.views import alert_text
 from taskqueue import (
     NOTIFICATIONS_CHANNEL,
     Approval,
-    Listener,
+    ListenerHub,
     Notification,
     TaskQueue,
     default_worker_name,
@@ -140,8 +140,8 @@ class TelegramChannel:
         await self.register()
         dsn = self.queue.pool.conninfo
         assert isinstance(dsn, str)
-        listener = Listener(dsn, [NOTIFICATIONS_CHANNEL], self.wake)
-        listening = asyncio.create_task(listener.run(), name="signoff-telegram-listener")
+        # The process's shared LISTEN connection (the service's worker pools use it too).
+        listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.wake)
         try:
             while True:
                 wait = self.poll
@@ -155,8 +155,7 @@ class TelegramChannel:
                     await asyncio.wait_for(self._wake.wait(), wait)
                 self._wake.clear()
         finally:
-            listening.cancel()
-            await asyncio.gather(listening, return_exceptions=True)
+            await listening.close()
 
     @contextlib.asynccontextmanager
     async def _renewing(self) -> AsyncIterator[None]:

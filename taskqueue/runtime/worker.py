@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
-from taskqueue.runtime.listener import Listener
+from taskqueue.runtime.listener import ListenerHub, Subscription
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
 from taskqueue.store.client import TASKS_CHANNEL, TaskQueue
@@ -97,7 +97,8 @@ class WorkerPool:
         # dropped, so a pool that runs for months does not grow without bound.
         self.reports: deque[SliceReport] = deque(maxlen=REPORTS_KEPT)
         self.slices = 0
-        self.listener: Listener | None = None
+        # Its subscription to the process's shared LISTEN connection, while it runs.
+        self.listener: Subscription | None = None
         self.outcomes = OutcomeBuffer(queue)
         self._health = _Health(self.name)
         self._wake = asyncio.Event()
@@ -158,8 +159,12 @@ class WorkerPool:
             if payload is None or payload in wanted:
                 self.wake()
 
-        self.listener = Listener(self.dsn, [TASKS_CHANNEL], on_notify)
-        await self.listener.run()
+        # One connection per process and database: the other pools and parts share it.
+        self.listener = ListenerHub.shared(self.dsn).subscribe([TASKS_CHANNEL], on_notify)
+        try:
+            await asyncio.Event().wait()  # until run() cancels it
+        finally:
+            await self.listener.close()
 
     async def _claim_loop(self) -> None:
         turn = 0

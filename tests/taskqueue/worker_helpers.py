@@ -115,3 +115,26 @@ def set_connections(dsn: str, *, allowed: bool) -> None:
     name = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
     with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
         conn.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS {str(allowed).lower()}')
+
+
+def listener_backends(dsn: str) -> list[int]:
+    """The pids of this test database's 'signoff-listener' connections."""
+    from tests.conftest import ADMIN_DSN
+
+    name = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s "
+            "AND application_name = 'signoff-listener' ORDER BY pid", (name,)).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def terminate_listener(dsn: str) -> int:
+    """pg_terminate_backend the test database's listener connections; how many."""
+    from tests.conftest import ADMIN_DSN
+
+    pids = listener_backends(dsn)
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+        for pid in pids:
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    return len(pids)
