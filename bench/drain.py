@@ -13,7 +13,7 @@ from multiprocessing.synchronize import Barrier
 from typing import Any, TypedDict
 
 from bench.measure import execute, latency_ms, rate, timed
-from taskqueue import LeaseLost, TaskQueue
+from taskqueue import Completion, LeaseLost, TaskQueue
 
 
 class Drained(TypedDict):
@@ -26,8 +26,11 @@ class Drained(TypedDict):
     ended: float
 
 
-async def claimer_run(q: TaskQueue, capability: str, worker: str) -> Drained:
-    """Claim and complete until nothing is left to claim."""
+async def claimer_run(q: TaskQueue, capability: str, worker: str, batch: int = 1) -> Drained:
+    """Claim and complete until nothing is left to claim: one task a call (task_claim,
+    task_complete), or up to `batch` (task_claim_many, task_complete_many)."""
+    if batch > 1:
+        return await claimer_run_batched(q, capability, worker, batch)
     done: Drained = {"ids": [], "claim_s": [], "lost": [], "started": time.time(), "ended": 0}
     while True:
         task, seconds = await timed(q.task_claim(capability, worker))
@@ -44,31 +47,55 @@ async def claimer_run(q: TaskQueue, capability: str, worker: str) -> Drained:
     return done
 
 
-async def drain_asyncio(dsn: str, capability: str, claimers: int) -> list[Drained]:
+async def claimer_run_batched(q: TaskQueue, capability: str, worker: str,
+                              batch: int) -> Drained:
+    """Claim up to `batch` tasks in one statement and complete them in one, as PgQueuer's
+    batch-10 drain does; each completion is still fenced on its own claim token."""
+    done: Drained = {"ids": [], "claim_s": [], "lost": [], "started": time.time(), "ended": 0}
+    while True:
+        tasks, seconds = await timed(q.task_claim_many(capability, worker, batch))
+        if not tasks:
+            break
+        done["claim_s"].append(seconds)
+        settled = await q.task_complete_many(
+            [Completion(t.id, worker, t.claim) for t in tasks])
+        for task, result in zip(tasks, settled, strict=True):
+            if isinstance(result, Exception):
+                done["lost"].append(str(result))
+            else:
+                done["ids"].append(task.id)
+    done["ended"] = time.time()
+    return done
+
+
+async def drain_asyncio(dsn: str, capability: str, claimers: int,
+                        batch: int = 1) -> list[Drained]:
     """Claimers as asyncio tasks sharing one pool with a connection for each."""
     async with TaskQueue.connect(dsn, min_size=claimers, max_size=claimers) as q:
-        runs = (claimer_run(q, capability, f"bench-w{i}") for i in range(claimers))
+        runs = (claimer_run(q, capability, f"bench-w{i}", batch) for i in range(claimers))
         return list(await asyncio.gather(*runs))
 
 
-async def _claimer_alone(dsn: str, capability: str, worker: str, barrier: Barrier) -> Drained:
+async def _claimer_alone(dsn: str, capability: str, worker: str, barrier: Barrier,
+                         batch: int) -> Drained:
     async with TaskQueue.connect(dsn, min_size=1, max_size=1) as q:
         barrier.wait(timeout=60)  # every process has connected: start together
-        return await claimer_run(q, capability, worker)
+        return await claimer_run(q, capability, worker, batch)
 
 
 def claimer_process(dsn: str, capability: str, worker: str, barrier: Barrier,
-                    out: Queue[Drained]) -> None:
+                    out: Queue[Drained], batch: int = 1) -> None:
     """A claimer in a process of its own (the child side of --processes)."""
-    out.put(asyncio.run(_claimer_alone(dsn, capability, worker, barrier)))
+    out.put(asyncio.run(_claimer_alone(dsn, capability, worker, barrier, batch)))
 
 
-async def drain_processes(dsn: str, capability: str, claimers: int) -> list[Drained]:
+async def drain_processes(dsn: str, capability: str, claimers: int,
+                          batch: int = 1) -> list[Drained]:
     """Claimers as separate processes, so the client side is not one event loop."""
     ctx = multiprocessing.get_context("spawn")
     barrier, out = ctx.Barrier(claimers), ctx.Queue()
     procs = [ctx.Process(target=claimer_process, daemon=True,
-                         args=(dsn, capability, f"bench-p{i}", barrier, out))
+                         args=(dsn, capability, f"bench-p{i}", barrier, out, batch))
              for i in range(claimers)]
     for proc in procs:
         proc.start()
@@ -113,14 +140,15 @@ async def drain_check(dsn: str, capability: str, expected: list[int],
 
 
 async def drain(dsn: str, capability: str, expected: list[int], claimers: int, *,
-                processes: bool = False) -> dict[str, Any]:
-    """Drain the pending tasks `expected` of `capability` with `claimers` workers at once."""
+                processes: bool = False, batch: int = 1) -> dict[str, Any]:
+    """Drain the pending tasks `expected` of `capability` with `claimers` workers at once,
+    each taking up to `batch` tasks a claim."""
     run = drain_processes if processes else drain_asyncio
-    runs = await run(dsn, capability, claimers)
+    runs = await run(dsn, capability, claimers, batch)
     seconds = max(r["ended"] for r in runs) - min(r["started"] for r in runs)
     check = await drain_check(dsn, capability, expected, runs)
     return {"claimers": claimers, "mode": "processes" if processes else "asyncio",
-            "tasks": len(expected), "seconds": round(seconds, 3),
+            "batch": batch, "tasks": len(expected), "seconds": round(seconds, 3),
             "tasks_per_s": rate(check["completed_ids"], seconds),
             "claim": latency_ms([s for r in runs for s in r["claim_s"]]),
             "per_claimer_tasks": [len(r["ids"]) for r in runs], **check}

@@ -1,7 +1,8 @@
 """OutcomeBuffer: a worker's complete/release/fail outcomes, applied in batches on a short timer.
 
 Slices hand their outcome to the buffer and wait. The buffer sends what has gathered after
-`flush_seconds` (or at once when `max_batch` are waiting) as one statement per kind, each
+`flush_seconds` (or at once when `max_batch` are waiting, or every slice that could still
+hand one in is waiting already) as one statement per kind, each
 task fenced on its own claim token, and answers each slice only after that statement
 committed: with the task's new row, or the LeaseLost / TaskNotFound of that task alone, or
 the error of the whole statement (a transient one is retried by the slice, and the fence
@@ -33,10 +34,20 @@ class OutcomeBuffer:
     """Batches the outcomes of one worker process; `await aclose()` before the pool closes."""
 
     def __init__(self, queue: TaskQueue, *, flush_seconds: float = DEFAULT_FLUSH_SECONDS,
-                 max_batch: int = DEFAULT_MAX_BATCH) -> None:
+                 max_batch: int = DEFAULT_MAX_BATCH,
+                 in_flight: Callable[[], int] | None = None,
+                 on_flush: Callable[[], None] | None = None) -> None:
         self.queue = queue
         self.flush_seconds = flush_seconds
         self.max_batch = max_batch
+        # How many slices are alive (the pool's, those whose outcome is here included):
+        # once every one of them has handed in its outcome, nobody else is coming, so
+        # waiting out the timer would only add latency.
+        self.in_flight = in_flight
+        # Told when a batch goes out: the slots of its slices may take new work while it
+        # commits (one claim for the whole batch, not one per outcome handed in).
+        self.on_flush = on_flush
+        self.outstanding = 0  # outcomes handed in and not yet answered
         self._apply: dict[type, Callable[[Sequence[Any]], Awaitable[Settled]]] = {
             Completion: queue.task_complete_many, Releasing: queue.task_release_many,
             Failure: queue.task_fail_many}
@@ -55,23 +66,33 @@ class OutcomeBuffer:
             raise BadInput("the error must not be empty")
         future: asyncio.Future[Task] = asyncio.get_running_loop().create_future()
         self._waiting[type(item)].append((item, future))
-        if sum(len(w) for w in self._waiting.values()) >= self.max_batch:
+        self.outstanding += 1
+        waiting = sum(len(w) for w in self._waiting.values())
+        if waiting >= self.max_batch or (self.in_flight is not None
+                                         and self.outstanding >= self.in_flight()):
             self.flush()
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self.flush)
-        return await future
+        try:
+            return await future
+        finally:
+            self.outstanding -= 1
 
     def flush(self) -> None:
         """Send everything waiting now (one statement per kind)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        sent = False
         for kind, waiting in self._waiting.items():
             if waiting:
                 self._waiting[kind] = []
                 task = asyncio.create_task(self._send(self._apply[kind], waiting))
                 self._flushes.add(task)
                 task.add_done_callback(self._flushes.discard)
+                sent = True
+        if sent and self.on_flush is not None:
+            self.on_flush()
 
     async def aclose(self) -> None:
         """Send what waits and wait for every batch in flight."""

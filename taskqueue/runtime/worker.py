@@ -99,14 +99,18 @@ class WorkerPool:
         self.slices = 0
         # Its subscription to the process's shared LISTEN connection, while it runs.
         self.listener: Subscription | None = None
-        self.outcomes = OutcomeBuffer(queue)
+        # A slot frees once its handler returned and its outcome went out in a batch, so
+        # the next claim overlaps that batch's commit.
+        self.outcomes = OutcomeBuffer(queue, in_flight=lambda: len(self._slices),
+                                      on_flush=self.wake)
         self._health = _Health(self.name)
         self._wake = asyncio.Event()
         self._slices: set[asyncio.Task[None]] = set()
 
     @property
     def _running(self) -> int:
-        return len(self._slices)
+        """Slices whose handler still runs (an outcome on its way to the database is not)."""
+        return len(self._slices) - self.outcomes.outstanding
 
     def stop(self) -> None:
         """Begin a graceful stop (safe to call from a signal handler, more than once)."""

@@ -38,7 +38,7 @@ from taskqueue.store.checks import (
     check_text,
     refuse_decided,
 )
-from taskqueue.store.db import check_reachable, resolve_dsn
+from taskqueue.store.db import check_pooled, check_reachable, resolve_dsn
 from taskqueue.store.models import (
     JSON,
     Approval,
@@ -68,7 +68,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             dsn, min_size=min_size, max_size=max_size, open=False,
             kwargs={"autocommit": True, "row_factory": dict_row},
-            check=AsyncConnectionPool.check_connection,
+            check=check_pooled,
         )
         await pool.open(wait=True, timeout=30)
         try:

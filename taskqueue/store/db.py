@@ -1,11 +1,16 @@
-"""Where the database is (DATABASE_URL or the embedded server) and whether it answers."""
+"""Where the database is (DATABASE_URL or the embedded server), whether it answers, and the
+pool's check of a connection before lending it."""
 
 from __future__ import annotations
 
 import os
+import select
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import ConnStatus, TransactionStatus
+from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import DatabaseUnavailable, one_line
 
@@ -43,3 +48,26 @@ async def check_reachable(dsn: str, timeout: int = 5) -> None:
     except psycopg.ProgrammingError as exc:
         raise DatabaseUnavailable(f"DATABASE_URL is not a valid connection string: {exc}") from None
     await conn.close()
+
+
+async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
+    """The pool's check before it lends a connection, without a round trip when it can.
+
+    An idle connection in autocommit has nothing to read: if its socket is readable, the
+    server said something (a FATAL after pg_terminate_backend or a restart, an EOF), and
+    the full check (an empty query) runs and lets the pool replace a dead connection. A
+    quiet socket is lent as it is, saving a round trip on every call (psycopg_pool's own
+    check costs one each time)."""
+    pgconn = conn.pgconn
+    if (pgconn.status == ConnStatus.OK and pgconn.transaction_status == TransactionStatus.IDLE
+            and not _readable(pgconn.socket)):
+        return
+    await AsyncConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    try:
+        ready, _, _ = select.select([fd], [], [], 0)
+    except (OSError, ValueError):
+        return True  # a closed socket: let the full check say so
+    return bool(ready)

@@ -116,6 +116,44 @@ async def test_outcome_buffer_applies_many_in_one_batch_and_fences_each(
     assert [r.status for i, r in enumerate(results) if i != 2] == [Status.SUCCEEDED] * 4
 
 
+async def test_outcome_buffer_sends_at_once_when_every_slice_has_handed_in(
+        queue: TaskQueue) -> None:
+    for _ in range(3):
+        await enqueue(queue)
+    tasks = await _claim(queue, 3)
+    flushed: list[float] = []
+    loop = asyncio.get_running_loop()
+    # Three slices alive: two outcomes wait for the (long) timer; the third completes the
+    # set and all three go out at once, without waiting it out.
+    buffer = OutcomeBuffer(queue, flush_seconds=30, in_flight=lambda: 3,
+                           on_flush=lambda: flushed.append(loop.time()))
+    first = [asyncio.create_task(buffer.settle(Completion(t.id, "w", t.claim)))
+             for t in tasks[:2]]
+    await asyncio.sleep(0.2)
+    assert not any(f.done() for f in first) and flushed == []
+    assert buffer.outstanding == 2
+    started = loop.time()
+    last = await buffer.settle(Completion(tasks[2].id, "w", tasks[2].claim))
+    done = await asyncio.gather(*first)
+    assert loop.time() - started < 5
+    assert [t.status for t in [*done, last]] == [Status.SUCCEEDED] * 3
+    assert len(flushed) == 1 and buffer.outstanding == 0
+    await buffer.aclose()
+
+
+async def test_outcome_buffer_still_waits_for_its_timer_while_a_slice_works(
+        queue: TaskQueue) -> None:
+    await enqueue(queue)
+    [task] = await _claim(queue, 1)
+    buffer = OutcomeBuffer(queue, flush_seconds=0.3, in_flight=lambda: 2)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    result = await buffer.settle(Completion(task.id, "w", task.claim))
+    assert loop.time() - started >= 0.29
+    assert result.status == Status.SUCCEEDED
+    await buffer.aclose()
+
+
 async def _noop(task: Task, ctx: TaskContext) -> Done:
     return Done({"id": task.id})
 
@@ -133,3 +171,23 @@ async def test_a_pool_drains_with_batched_claims_and_outcomes_exactly_once(
 
 async def _all_done(queue: TaskQueue) -> bool:
     return await value(queue, "SELECT count(*) FROM tasks WHERE status <> 'succeeded'") == 0
+
+
+async def test_a_pool_never_runs_more_handlers_than_its_concurrency(queue: TaskQueue) -> None:
+    # Slots free when an outcome goes out (its commit overlaps the next claim); handlers
+    # running at once still never exceed the concurrency.
+    ids = [await enqueue(queue) for _ in range(60)]
+    running, most = 0, 0
+
+    async def counted(task: Task, ctx: TaskContext) -> Done:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0.005 * (task.id % 3))
+        running -= 1
+        return Done()
+
+    async with running_pool(queue, run_of(counted, CAP), concurrency=4) as pool:
+        await wait_for(lambda: _all_done(queue), timeout=20)
+    assert most == 4
+    assert sorted(r.task_id for r in pool.reports) == ids
