@@ -160,14 +160,22 @@ def check_json(value: Any, what: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """BadInput when jsonb cannot store `value` or it is past the limits: nested deeper than
     `max_json_depth`, over `max_json_bytes` as compact UTF-8 JSON, a NUL, NaN or Infinity,
     a whole number past MAX_INT_DIGITS digits, or a value JSON has no form for."""
+    json_text(value, what, limits)
+
+
+def json_text(value: Any, what: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """`value` as compact JSON text, once check_json's rules hold (the text it measured, so
+    a caller that sends it does not serialise the value a second time)."""
     chars = _walk(value, what, limits)
     # The walk counted every string's characters, a lower bound of the encoded size, so a
     # huge value is refused before it is serialised.
     if chars > limits.max_json_bytes:
         raise _too_big(what, chars, limits, at_least=True)
-    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
-    if size > limits.max_json_bytes:
-        raise _too_big(what, size, limits)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # A UTF-8 byte count above the limit needs at least limit/4 characters.
+    if len(text) * 4 > limits.max_json_bytes and len(text.encode()) > limits.max_json_bytes:
+        raise _too_big(what, len(text.encode()), limits)
+    return text
 
 
 def _too_big(what: str, size: int, limits: Limits, at_least: bool = False) -> BadInput:

@@ -32,10 +32,10 @@ from taskqueue.store.checks import (
     check_claim,
     check_decision,
     check_delay,
-    check_json,
     check_name,
     check_new_task,
     check_text,
+    json_text,
     refuse_decided,
 )
 from taskqueue.store.db import check_pooled, check_reachable, resolve_dsn
@@ -93,18 +93,31 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         """Add several tasks in one transaction: all of them or none."""
         check_capability(capability)
         check_name(actor, "the actor")
+        payloads = []
         for number, item in enumerate(items, start=1):
             check_new_task(item)
-            check_json(item.payload, "the payload" if len(items) == 1
-                       else f"the payload of item {number}", self.limits)
+            payloads.append(json_text(item.payload, "the payload" if len(items) == 1
+                                      else f"the payload of item {number}", self.limits))
+        if not items:
+            return []
+        params = {
+            "capability": capability, "actor": actor, "channel": TASKS_CHANNEL,
+            "priorities": [i.priority for i in items],
+            "payloads": payloads,  # checked JSON text, sent in binary: nothing to escape
+            "max_attempts": [i.max_attempts for i in items],
+            "delays": [float(i.delay) for i in items]}
         keys = sorted({item.dedupe_key for item in items if item.dedupe_key is not None})
+        if not keys:
+            # Nothing to deduplicate: the batch, its events and its NOTIFY are one
+            # statement in autocommit, one round trip.
+            async with self.pool.connection() as conn:
+                cur = await conn.execute(query("task_enqueue_plain"), params, prepare=True)
+                return [Enqueued(row["id"], True) for row in await cur.fetchall()]
         # BEGIN, the key locks and the batch go out in one round trip, COMMIT in a second;
         # the batch's statement sends its own NOTIFY.
         async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
-            if keys:
-                await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
-            out = await self._enqueue_batch(conn, capability, items, actor)
-        return out
+            await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
+            return await self._enqueue_batch(conn, capability, items, actor, params)
 
     def _enqueue_params(self, capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
         return {
@@ -114,18 +127,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Que
         }
 
     async def _enqueue_batch(self, conn: Conn, capability: str, items: Sequence[NewTask],
-                             actor: str | None) -> list[Enqueued]:
+                             actor: str | None, params: dict[str, Any]) -> list[Enqueued]:
         """The whole batch in one statement; a row it could not settle runs alone."""
-        if not items:
-            return []
-        params = {
-            "capability": capability, "actor": actor, "channel": TASKS_CHANNEL,
-            "priorities": [i.priority for i in items],
-            # Checked above, with this queue's limits.
-            "payloads": [Jsonb(i.payload) for i in items],
-            "max_attempts": [i.max_attempts for i in items],
-            "delays": [float(i.delay) for i in items],
-            "dedupe_keys": [i.dedupe_key for i in items]}
+        params = params | {"dedupe_keys": [i.dedupe_key for i in items]}
         cur = await conn.execute(query("task_enqueue_many"), params, prepare=True)
         found = await cur.fetchall()
         return [Enqueued(row["id"], row["inserted"]) if row["id"] is not None

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import psycopg
 import pytest
 
 from taskqueue import DatabaseUnavailable, TaskQueue
-from taskqueue.store.db import check_reachable, describe, resolve_dsn
+from taskqueue.store.db import check_pooled, check_reachable, describe, resolve_dsn
 from taskqueue.store.migrate import migrate
 
 
@@ -39,3 +44,40 @@ async def test_an_unreachable_database_is_one_clear_error() -> None:
 async def test_a_malformed_database_url_is_one_clear_error() -> None:
     with pytest.raises(DatabaseUnavailable, match="not a valid connection string"):
         await check_reachable("host=127.0.0.1 dbname")
+
+
+async def _traced_check(conn: psycopg.AsyncConnection[Any], trace: Path) -> str:
+    with trace.open("w") as out:
+        conn.pgconn.trace(out.fileno())
+        try:
+            await check_pooled(conn)
+        finally:
+            conn.pgconn.untrace()
+    return trace.read_text()
+
+
+async def test_the_pool_check_sends_nothing_on_a_quiet_connection_and_probes_a_dead_one(
+        dsn: str, tmp_path: Path) -> None:
+    trace = tmp_path / "protocol.trace"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute("SELECT 1")
+        assert await _traced_check(conn, trace) == ""  # no round trip
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        await asyncio.sleep(0.3)  # the server's goodbye reaches the socket
+        with pytest.raises(psycopg.OperationalError):
+            await _traced_check(conn, trace)
+        assert trace.read_text()  # the full check ran
+
+
+async def test_a_pool_replaces_a_terminated_connection_without_an_error(dsn: str) -> None:
+    async with TaskQueue.connect(dsn, min_size=1, max_size=1) as q:
+        await q.task_enqueue("db.check")
+        async with q.pool.connection() as conn:
+            pid = conn.info.backend_pid
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        await asyncio.sleep(0.3)
+        await q.task_enqueue("db.check")  # lent a fresh connection, not the dead one
+        async with q.pool.connection() as conn:
+            assert conn.info.backend_pid != pid

@@ -178,3 +178,31 @@ async def test_enqueue_many_mixes_new_tasks_and_dedupe_hits_in_order(queue: Task
     assert [e.created for e in done] == [True, False, True]
     assert done[1].id == held.id
     assert [t.payload["n"] for t in await queue.task_list()] == [0, 1, 3]
+
+
+async def test_a_batch_without_dedupe_keys_writes_the_same_rows_as_a_keyed_one(
+        queue: TaskQueue) -> None:
+    # Two statements enqueue batches (with and without keys): their tasks and events match.
+    await queue.capability_set("plain", max_attempts=7)
+    payloads: list[Any] = [{"name": "Zoë \\ \" ' {}", "deep": [[{"x": None}]]}, {},
+                           {"n": 3.5}, {"big": 10**30}]
+    plain = await queue.task_enqueue_many(
+        "plain", [NewTask(p, priority=i, delay=60 * i) for i, p in enumerate(payloads)],
+        actor="tester")
+    keyed = await queue.task_enqueue_many(
+        "plain", [NewTask(p, priority=i, delay=60 * i, dedupe_key=f"k{i}")
+                  for i, p in enumerate(payloads)], actor="tester")
+    assert [e.created for e in plain + keyed] == [True] * 8
+    assert [e.id for e in plain] == sorted(e.id for e in plain)
+    for batch in (plain, keyed):
+        tasks = [await queue.task_get(e.id) for e in batch]
+        assert [t.payload for t in tasks] == payloads
+        assert [t.priority for t in tasks] == [0, 1, 2, 3]
+        assert {t.max_attempts for t in tasks} == {7}
+    rows = await sql(queue, "SELECT task_id, kind, actor, detail - 'dedupe_key' AS detail "
+                            "FROM task_events ORDER BY id")
+    assert [r["task_id"] for r in rows] == [e.id for e in plain + keyed]
+    assert {(r["kind"], r["actor"], str(r["detail"])) for r in rows} == {
+        ("enqueued", "tester", "{'to': 'pending'}")}
+    assert await value(queue, "SELECT count(*) FROM tasks WHERE run_after > now() + "
+                              "interval '150 seconds'") == 2

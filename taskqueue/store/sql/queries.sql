@@ -80,8 +80,8 @@ WHERE capability = %(capability)s AND dedupe_key = %(dedupe_key)s
 -- task_enqueue for it. Its NOTIFY is sent at commit, like every NOTIFY.
 WITH numbered AS MATERIALIZED (
     -- unnest yields the items in order, so the ids follow the batch's order.
-    SELECT i.*, nextval(pg_get_serial_sequence('tasks', 'id')) AS id
-    FROM unnest(%(priorities)s::int[], %(payloads)s::jsonb[], %(max_attempts)s::int[],
+    SELECT i.*, nextval('tasks_id_seq') AS id
+    FROM unnest(%(priorities)s::int[], %(payloads)b::text[]::jsonb[], %(max_attempts)s::int[],
                 %(delays)s::float8[], %(dedupe_keys)s::text[])
          WITH ORDINALITY AS i(priority, payload, max_attempts, delay, dedupe_key, n)
 ), input AS MATERIALIZED (
@@ -123,6 +123,34 @@ FROM input i
 LEFT JOIN ins mine ON mine.id = i.id
 LEFT JOIN held h ON h.dedupe_key = i.dedupe_key
 LEFT JOIN ins first ON first.dedupe_key = i.dedupe_key AND i.key_rank > 1
+ORDER BY i.n;
+
+-- name: task_enqueue_plain
+-- A batch without dedupe keys: every item is a new task, so there is nothing to look up
+-- and the statement runs alone in autocommit. Ids come from the sequence up front, in the
+-- batch's order (unnest yields the items in order); the payloads arrive as checked JSON text.
+WITH input AS MATERIALIZED (
+    SELECT i.*, nextval('tasks_id_seq') AS id
+    FROM unnest(%(priorities)s::int[], %(payloads)b::text[]::jsonb[], %(max_attempts)s::int[],
+                %(delays)s::float8[])
+         WITH ORDINALITY AS i(priority, payload, max_attempts, delay, n)
+), ins AS (
+    INSERT INTO tasks (id, capability, priority, payload, max_attempts, run_after)
+    SELECT i.id, %(capability)s, i.priority, i.payload,
+           COALESCE(i.max_attempts,
+                    (SELECT max_attempts FROM capabilities WHERE capability = %(capability)s),
+                    3),
+           now() + make_interval(secs => i.delay)
+    FROM input i
+    ORDER BY i.n
+    RETURNING id
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'enqueued', %(actor)s, '{"to": "pending", "dedupe_key": null}'::jsonb
+    FROM ins
+)
+SELECT i.id, (SELECT pg_notify(%(channel)s, %(capability)s)) AS notified
+FROM input i
 ORDER BY i.n;
 
 -- name: task_claim
