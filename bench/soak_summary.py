@@ -1,10 +1,10 @@
-"""The soak's verdict: exactly once over the whole run, the steady state, and the ratios of
-the last round's table sizes and claim latency to the steady state's."""
+"""The soak's verdict: exactly once over the whole run, the steady state, the ratios of the
+last round's table sizes and claim latency to the steady state's, and their trend."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.tables import MEASURED
@@ -49,6 +49,40 @@ def ratios(rounds: Sequence[dict[str, Any]], steady: int) -> dict[str, Any]:
     return out
 
 
+def _slope(rounds: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float]
+           ) -> float | None:
+    """Least-squares change of `value` per 100,000 tasks done, over `rounds`."""
+    if len(rounds) < 2:
+        return None
+    done = [r["done"] for r in rounds]
+    return statistics.linear_regression(done, [value(r) for r in rounds]).slope * 100_000
+
+
+def trend(rounds: Sequence[dict[str, Any]], steady: int) -> dict[str, Any]:
+    """Growth per 100,000 tasks in the steady state, beside the first round's (before any
+    prune or VACUUM: what the tables grow by without retention), and the peak of the
+    tables' sawtooth in the second half of the steady rounds over the first half's."""
+    rest, first = rounds[steady:], rounds[0]
+    half = len(rest) // 2
+    total = [r["bytes"]["total"] for r in rest]
+    steady_mb = _slope(rest, lambda r: r["bytes"]["total"] / 1e6)
+    return {"total_mb_per_100k_tasks_steady": _round(steady_mb),
+            "total_mb_per_100k_tasks_unpruned": round(
+                first["bytes"]["total"] / 1e6 / first["done"] * 100_000, 1),
+            "size_total_peak_second_half_over_first": _ratio(
+                max(total[half:]), max(total[:half], default=None)),
+            **{f"claim_p50_ms_per_100k_tasks_{p}": _round(_slope(rest, _p50(p)), 3)
+               for p in ("uncapped", "capped")}}
+
+
+def _p50(path: str) -> Callable[[dict[str, Any]], float]:
+    return lambda r: float(r["claim"][path]["p50_ms"])
+
+
+def _round(value: float | None, digits: int = 1) -> float | None:
+    return round(value, digits) if value is not None else None
+
+
 def milestone(r: dict[str, Any]) -> dict[str, Any]:
     """A round in one line: what a table of the run shows."""
     return {"round": r["round"], "done": r["done"], "total_mb": round(r["bytes"]["total"] / 1e6, 1),
@@ -75,4 +109,5 @@ def summary(rounds: Sequence[dict[str, Any]], tasks: int) -> dict[str, Any]:
             "vacuums": sum(r["vacuum_s"] is not None for r in rounds),
             "steady_from_round": rounds[steady]["round"] if steady is not None else None,
             "ratios": ratios(rounds, steady) if steady is not None else None,
+            "trend": trend(rounds, steady) if steady is not None else None,
             "milestones": milestones(rounds)}

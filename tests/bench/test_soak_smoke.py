@@ -41,6 +41,8 @@ def test_soak_quick_prunes_reports_every_round_and_drops_its_database(
     assert doc["pruned"] > 0 and doc["vacuums"] == 3 and doc["steady_from_round"] == 1
     assert {"size_total", "tasks_rows", "claim_p99_uncapped", "claim_p99_capped"} <= set(
         doc["ratios"])
+    assert {"total_mb_per_100k_tasks_steady", "total_mb_per_100k_tasks_unpruned",
+            "size_total_peak_second_half_over_first"} <= set(doc["trend"])
     assert doc["milestones"][-1]["done"] == 1200
     with psycopg.connect(ADMIN_DSN) as conn:
         found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
