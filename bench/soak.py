@@ -65,7 +65,7 @@ class Upkeep:
     last_vacuum: float
 
 
-async def upkeep(q: TaskQueue, dsn: str, keep: Upkeep) -> dict[str, Any]:
+async def upkeep(dsn: str, keep: Upkeep) -> dict[str, Any]:
     """Prune what finished longer ago than the retention; VACUUM when it is due."""
     report = await keep.pruner.run_once()
     vacuum_s = None
@@ -80,7 +80,7 @@ async def round_run(q: TaskQueue, dsn: str, config: Config, keep: Upkeep,
     """One round: the work, its check, the upkeep, then the sizes and the claim probe."""
     count = min(config.batch, config.tasks - start)
     work = await churn(q, dsn, start, count, config.mix)
-    kept = await upkeep(q, dsn, keep)
+    kept = await upkeep(dsn, keep)
     sizes = await table_sizes(dsn)
     claims = await probe(q, config.probe)
     return {"round": number, "done": start + work["completed"], **work, **kept, **sizes,
