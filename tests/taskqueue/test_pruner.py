@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from taskqueue import Decision, Pruner, PrunerConfig, TaskQueue
@@ -91,3 +92,40 @@ def test_signoff_prune_deletes_what_is_older_than_asked(dsn: str, monkeypatch: A
     assert (report["tasks"], report["by_capability"]) == (1, {CAP: 1})
     assert sync_rows(dsn, "SELECT count(*) AS n FROM tasks") == [{"n": 1}]
     assert "pruned 0 tasks" in cli.ok("prune")
+
+
+async def test_pruning_a_task_deletes_its_notifications_and_keeps_the_taskless_ones(
+        queue: TaskQueue) -> None:
+    gone = await _finished(queue, 40)
+    kept = await _finished(queue, 10)
+    for task_id in (gone, kept, None):
+        await queue.notification_send("Subject", f"about {task_id}", task_id=task_id)
+    assert await queue.alert_state_change("queue_stuck", True, {"oldest_s": 900})
+    await Pruner(queue).run_once()
+    left = await sql(queue, "SELECT kind, task_id FROM notifications ORDER BY id")
+    assert left == [{"kind": "message", "task_id": kept}, {"kind": "message", "task_id": None},
+                    {"kind": "alert", "task_id": None}]
+
+
+async def test_pruning_finds_a_task_s_notifications_through_the_task_index(dsn: str) -> None:
+    """The foreign key's cascade looks notifications up by task_id; with the index it
+    does not scan the outbox once per pruned task."""
+    sync_rows(dsn, "INSERT INTO tasks (capability, status, finished_at) SELECT %s, "
+                   "'succeeded', now() - interval '40 days' FROM generate_series(1, 200)", CAP)
+    sync_rows(dsn, "INSERT INTO notifications (kind, task_id, body) SELECT 'message', id, "
+                   "'{}' FROM tasks, generate_series(1, 20); ANALYZE notifications")
+    async with TaskQueue.connect(dsn) as queue:
+        assert (await Pruner(queue).run_once()).tasks == 200
+    assert sync_rows(dsn, "SELECT count(*) AS n FROM notifications") == [{"n": 0}]
+    assert await _index_scans(dsn, "notifications_task_idx") >= 200
+
+
+async def _index_scans(dsn: str, index: str) -> int:
+    """The index's scans, once the pruner's closed connections have flushed their statistics."""
+    for _ in range(50):
+        [row] = sync_rows(dsn, "SELECT idx_scan FROM pg_stat_user_indexes "
+                               "WHERE indexrelname = %s", index)
+        if row["idx_scan"]:
+            return int(row["idx_scan"])
+        await asyncio.sleep(0.1)
+    return 0
