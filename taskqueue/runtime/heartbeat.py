@@ -38,14 +38,22 @@ class Heartbeat:
         self.interval = max(lease / BEATS_PER_LEASE, 0.05)
         self.on_lost = on_lost
         self.lost: SignoffLeaseLoss | None = None
+        self._first: asyncio.TimerHandle | None = None
         self._runner: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Heartbeat:
-        self._runner = asyncio.create_task(self._run(), name=f"heartbeat-{self.task.id}")
+        # A timer until the first beat: most slices end before it, and a timer costs less
+        # to set and cancel than a task.
+        self._first = asyncio.get_running_loop().call_later(self.interval, self._start)
         return self
+
+    def _start(self) -> None:
+        self._runner = asyncio.create_task(self._run(), name=f"heartbeat-{self.task.id}")
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._first is not None:
+            self._first.cancel()
         if self._runner is not None:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -53,8 +61,11 @@ class Heartbeat:
 
     async def _run(self) -> None:
         failing = False
+        first = True
         while True:
-            await asyncio.sleep(min(self.interval, 1.0) if failing else self.interval)
+            if not first:
+                await asyncio.sleep(min(self.interval, 1.0) if failing else self.interval)
+            first = False
             try:
                 await self.queue.task_heartbeat(self.task.id, self.worker,
                                                 claim=self.task.claim, lease=self.lease)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +38,36 @@ class CapabilityRun:
     timeout: float | None = None
 
 
+class Signal(asyncio.Event):
+    """An asyncio.Event that also calls plain callbacks when it is set, so that each slice
+    watches the shutdown and its lease with a callback instead of a task of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        if self.is_set():
+            return
+        super().set()
+        for callback in list(self._callbacks):
+            callback()
+
+    def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` when set (now, if it is); returns what stops the watch."""
+        if self.is_set():
+            callback()
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback)
+
+
 @dataclass
 class Stopping:
     """Shutdown, in two steps: `requested` (claim no more, ask handlers to wrap up), then
     `abort` (cancel what still runs and release it with its saved state)."""
 
-    requested: asyncio.Event = field(default_factory=asyncio.Event)
-    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    requested: Signal = field(default_factory=Signal)
+    abort: Signal = field(default_factory=Signal)
 
 
 @dataclass(frozen=True)
@@ -91,24 +115,31 @@ async def run_slice(queue: TaskQueue, task: Task, run: CapabilityRun, worker: st
     (through `outcomes`, batched with other slices' outcomes, when given)."""
     stopping = stopping or Stopping()
     ctx = TaskContext(task, queue, worker, lease=run.lease)
-    lost = asyncio.Event()
+    lost = Signal()
     async with Heartbeat(queue, task, worker, lease=run.lease, on_lost=lambda _: lost.set()):
         kind, value = await _supervise(run.handler(task, ctx), ctx, lost, stopping, run.timeout)
     return await _finish(queue, task, worker, kind, value, stopping, outcomes)
 
 
-async def _supervise(coro: Any, ctx: TaskContext, lost: asyncio.Event, stopping: Stopping,
+async def _supervise(coro: Any, ctx: TaskContext, lost: Signal, stopping: Stopping,
                      timeout: float | None) -> tuple[str, Any]:
     """Await the handler; stop it on lease loss, abort or timeout. Returns (kind, value)."""
     handler = asyncio.create_task(coro, name=f"handler-{ctx.task.id}")
-    watchers = [asyncio.create_task(lost.wait()), asyncio.create_task(stopping.abort.wait())]
-    wrap_up = asyncio.create_task(_set_when(stopping.requested, ctx.cancelled))
+    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake() -> None:
+        if not stop.done():
+            stop.set_result(None)
+
+    unwatch = [lost.watch(wake), stopping.abort.watch(wake),
+               stopping.requested.watch(ctx.cancelled.set)]  # ask the handler to wrap up
     try:
-        done, _ = await asyncio.wait({handler, *watchers}, timeout=timeout,
+        done, _ = await asyncio.wait({handler, stop}, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for w in (*watchers, wrap_up):
-            w.cancel()
+        for end in unwatch:
+            end()
+        stop.cancel()
         if not handler.done():
             await _cancel(handler, ctx)
     if lost.is_set():
@@ -117,11 +148,6 @@ async def _supervise(coro: Any, ctx: TaskContext, lost: asyncio.Event, stopping:
         exc = handler.exception()
         return ("error", exc) if exc is not None else ("outcome", handler.result())
     return ("shutdown", None) if stopping.abort.is_set() else ("timeout", timeout)
-
-
-async def _set_when(source: asyncio.Event, target: asyncio.Event) -> None:
-    await source.wait()
-    target.set()
 
 
 async def _cancel(handler: asyncio.Task[Any], ctx: TaskContext) -> None:

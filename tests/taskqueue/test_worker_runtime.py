@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from taskqueue import Decision, Reaper, Status, TaskQueue, WorkerConfig, WorkerPool
-from taskqueue.runtime.runner import Stopping, claim_one, run_slice
+from taskqueue.runtime.runner import Signal, Stopping, claim_one, run_slice
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.worker_helpers import events, run_of, running_pool, wait_for, wait_status
 
@@ -196,3 +196,17 @@ async def test_the_slice_observer_hears_each_slice_and_its_failure_stops_nothing
         await asyncio.wait_for(runner, 30)
     assert [(c, o) for c, o, _ in heard] == [("demo", "done"), ("demo", "done")]
     assert all(0 <= s < 5 for _, _, s in heard)
+
+
+async def test_a_signal_calls_its_watchers_once_when_set_and_not_after_unwatch() -> None:
+    signal, calls = Signal(), []
+    stop_a = signal.watch(lambda: calls.append("a"))
+    signal.watch(lambda: calls.append("b"))
+    stop_a()
+    assert calls == []
+    signal.set()
+    signal.set()  # already set: nobody is called twice
+    assert calls == ["b"]
+    signal.watch(lambda: calls.append("late"))  # set already: called at once
+    assert calls == ["b", "late"]
+    await asyncio.wait_for(signal.wait(), 1)  # still an asyncio.Event
