@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from bench.compare import compare, table
-from bench.database import ADMIN_DSN, database_create, database_drop, machine_info
+from bench.database import ADMIN_DSN, in_own_database, machine_info
 from bench.drain import drain
 from bench.finished import finished_rows_latency
 from bench.measure import batches, enqueue_ids, latency_ms, rate, timed
@@ -171,12 +171,9 @@ def config_from(args: argparse.Namespace) -> Config:
 async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
     """Create the database, measure, drop it (unless --keep); the JSON document."""
     args = parse_args(argv)
-    dsn = await database_create(args.dsn, args.database)
-    try:
-        doc = await figures_run(dsn, config_from(args))
-    finally:
-        if not args.keep:
-            await database_drop(args.dsn, args.database)
+    config = config_from(args)
+    doc = await in_own_database(args.dsn, args.database, args.keep,
+                                lambda dsn: figures_run(dsn, config))
     command = shlex.join(["python", "-m", "bench.benchmark", *argv])
     return {"benchmark": "signoff", "command": command, "database": args.database, **doc}
 

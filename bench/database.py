@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
@@ -49,3 +50,16 @@ async def machine_info(dsn: str) -> dict[str, Any]:
     return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
             "platform": platform.platform(), "python": platform.python_version(),
             "psycopg": psycopg.__version__, **server}
+
+
+async def in_own_database(admin_dsn: str, name: str, keep: bool,
+                          measure: Callable[[str], Awaitable[dict[str, Any]]]
+                          ) -> dict[str, Any]:
+    """Create (or recreate) database `name`, run `measure` on its DSN and drop the database
+    afterwards, even when the measurement failed, unless `keep`."""
+    dsn = await database_create(admin_dsn, name)
+    try:
+        return await measure(dsn)
+    finally:
+        if not keep:
+            await database_drop(admin_dsn, name)

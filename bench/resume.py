@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.database import ADMIN_DSN, database_create, database_drop, machine_info
+from bench.database import ADMIN_DSN, in_own_database, machine_info
 from bench.measure import execute, latency_ms
 from taskqueue import Decision, Status, Task, TaskQueue
 
@@ -161,19 +161,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
     """Create the database, measure, drop it (unless --keep); the JSON document."""
     args = parse_args(argv)
-    dsn = await database_create(args.dsn, args.database)
     started = time.perf_counter()
-    try:
+
+    async def measure(dsn: str) -> dict[str, Any]:
         machine = await machine_info(dsn)
         figure = await approve_resume(dsn, args.approvals, poll_interval=args.poll_interval,
                                       settle=args.settle)
         machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    finally:
-        if not args.keep:
-            await database_drop(args.dsn, args.database)
+        return {"machine": machine, **figure}
+
+    doc = await in_own_database(args.dsn, args.database, args.keep, measure)
     return {"benchmark": "signoff approve → resume",
             "command": shlex.join(["python", "-m", "bench.resume", *argv]),
-            "database": args.database, "machine": machine, **figure,
+            "database": args.database, **doc,
             "seconds": round(time.perf_counter() - started, 1)}
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from bench.benchmark import positive
 from bench.churn import Mix, churn
-from bench.database import ADMIN_DSN, database_create, database_drop, machine_info
+from bench.database import ADMIN_DSN, in_own_database, machine_info
 from bench.probe import probe, probe_setup
 from bench.soak_summary import summary
 from bench.tables import autovacuum_setting, table_sizes, vacuum
@@ -165,12 +165,9 @@ def config_from(args: argparse.Namespace) -> Config:
 async def soak(argv: Sequence[str]) -> dict[str, Any]:
     """Create the database, soak, drop it (unless --keep); the JSON document."""
     args = parse_args(argv)
-    dsn = await database_create(args.dsn, args.database)
-    try:
-        doc = await soak_run(dsn, config_from(args))
-    finally:
-        if not args.keep:
-            await database_drop(args.dsn, args.database)
+    config = config_from(args)
+    doc = await in_own_database(args.dsn, args.database, args.keep,
+                                lambda dsn: soak_run(dsn, config))
     command = shlex.join(["python", "-m", "bench.soak", *argv])
     return {"benchmark": "signoff-soak", "command": command, "database": args.database, **doc}
 

@@ -61,3 +61,35 @@ def test_the_claim_reads_tasks_through_indexes_only(dsn: str, capped: bool, n: i
         assert "pg_advisory_xact_lock" in text
         for index in ("tasks_active_idx", "tasks_held_idx", "tasks_first_claimed_idx"):
             assert index in text
+
+
+@pytest.mark.parametrize("capped", [False, True], ids=["uncapped", "capped"])
+def test_plans_cached_on_an_empty_queue_stay_on_the_indexes_as_it_grows(
+        dsn: str, capped: bool) -> None:
+    # A worker's session plans the claim once, maybe while the queue is empty; the plan it
+    # keeps must still be an index plan when the table has grown.
+    plans: list[str] = []
+    params = {"capability": "plan", "worker": "w", "lease": None, "n": 2}
+    with psycopg.connect(dsn, autocommit=True) as admin, psycopg.connect(dsn) as conn:
+        if capped:
+            admin.execute("INSERT INTO capabilities (capability, max_running, max_parked, "
+                          "daily_new) VALUES ('plan', 1000, 1000, 1000)")
+        admin.execute(_PENDING, ("plan", 2))
+        admin.execute("VACUUM ANALYZE tasks")
+        conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
+        for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+                        "SET auto_explain.log_nested_statements = on",
+                        "SET client_min_messages = log"):
+            conn.execute(setting)
+        for _ in range(3):  # planned, generic, cached: on a table of two rows
+            conn.execute(query("task_claim"), params, prepare=True).fetchall()
+            conn.commit()
+        admin.execute(_FINISHED, ("plan", 20000))
+        admin.execute(_PENDING, ("plan", 20000))
+        plans.clear()
+        claimed = conn.execute(query("task_claim"), params, prepare=True).fetchall()
+        conn.rollback()
+    assert len(claimed) == 2
+    text = "\n".join(plans)
+    assert "tasks_claimable_idx" in text
+    assert not re.search(r"Seq Scan on tasks\b", text), text

@@ -2,9 +2,12 @@
 -- planning per call. A plain prepared statement was re-planned on every call (its generic
 -- plan, with LIMIT unknown, was never chosen), which cost more than running it; here
 -- plan_cache_mode is scoped to the function, so every statement in it is planned once per
--- session and the plans are written to be good for any n (the update finds its rows by
--- primary key, whatever the estimate). It replaces the statements task_claim (uncapped) and
--- task_claim_capped (behind claim_lock) of queries.sql.
+-- session and the plans are written to be good for any n. A plan cached once is kept for the
+-- session, so it must not depend on how big the tables were when it was made: with
+-- enable_seqscan off (scoped to the function too) a session that started on an empty queue
+-- does not keep a sequential scan of tasks as the table grows; every statement here has an
+-- index to use. It replaces the statements task_claim (uncapped) and task_claim_capped
+-- (behind claim_lock) of queries.sql.
 --
 -- Returns each claimed task with the status it was claimed from and its latest approval
 -- with that approval's attachment metadata, in claim order: approved work (a human
@@ -15,6 +18,7 @@ RETURNS TABLE (claimed_task tasks, claimed_from text, latest_approval approvals,
                latest_files jsonb)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
 AS $$
 DECLARE
     v_cap   capabilities%ROWTYPE;
