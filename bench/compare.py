@@ -68,6 +68,14 @@ async def _left(dsn: str, capability: str) -> bool:
     return bool(row["busy"])
 
 
+async def vacuum(dsn: str) -> None:
+    """VACUUM (ANALYZE) the whole database, untimed, before each figure: what autovacuum
+    does on a real server (it is off on this machine's). Every queue's table starts the
+    figure without the dead rows of the drains before it, so a later repetition does not
+    measure the ones before it."""
+    await execute(dsn, "VACUUM (ANALYZE)")
+
+
 async def signoff_enqueue(q: TaskQueue, tasks: int, batch: int, tag: str) -> float:
     calls = [(await timed(q.task_enqueue_many(f"bench.enq.{tag}", items)))[1]
              for items in batches(tasks, batch)]
@@ -79,6 +87,7 @@ async def repetition(q: TaskQueue, dsn: str, tasks: int, batch: int, claimers: t
     """One repetition of every figure of every queue, each right after the others."""
     out: dict[str, dict[str, Any]] = {}
     for n in claimers:
+        await vacuum(dsn)
         cap = f"bench.cmp.{rep}.{n}"
         expected = await enqueue_ids(q, cap, tasks, batch)
         out[f"drain_{n}.signoff"] = await drain(dsn, cap, expected, n)
@@ -88,7 +97,9 @@ async def repetition(q: TaskQueue, dsn: str, tasks: int, batch: int, claimers: t
         if with_pgqueuer:
             out[f"drain_{n}.pgqueuer"] = await peers.pgqueuer_drain(dsn, tasks, n, f"p{rep}.{n}")
         out[f"drain_{n}.reference"] = await peers.reference_drain(dsn, tasks, n, f"r{rep}.{n}")
+    await vacuum(dsn)
     out["worker_16.signoff"] = await worker_process_drain(dsn, q, tasks, str(rep))
+    await vacuum(dsn)
     seconds = await signoff_enqueue(q, tasks, batch, str(rep))
     out["enqueue.signoff"] = {"tasks_per_s": rate(tasks, seconds), "exactly_once": True}
     if with_pgqueuer:
