@@ -60,12 +60,9 @@ class Heartbeat:
                 await self._runner
 
     async def _run(self) -> None:
+        # Started by the timer when the first beat is due: beat, then sleep until the next.
         failing = False
-        first = True
         while True:
-            if not first:
-                await asyncio.sleep(min(self.interval, 1.0) if failing else self.interval)
-            first = False
             try:
                 await self.queue.task_heartbeat(self.task.id, self.worker,
                                                 claim=self.task.claim, lease=self.lease)
@@ -81,6 +78,7 @@ class Heartbeat:
                 if failing:
                     log.info("heartbeat ok again task=%s worker=%s", self.task.id, self.worker)
                 failing = False
+            await asyncio.sleep(min(self.interval, 1.0) if failing else self.interval)
 
     def _lose(self, exc: LeaseLost | TaskNotFound) -> None:
         self.lost = exc

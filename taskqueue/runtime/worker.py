@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
-from taskqueue.runtime.listener import ListenerHub, Subscription
+from taskqueue.runtime.listener import Listener
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
 from taskqueue.store.client import TASKS_CHANNEL, TaskQueue
@@ -98,7 +98,7 @@ class WorkerPool:
         self.reports: deque[SliceReport] = deque(maxlen=REPORTS_KEPT)
         self.slices = 0
         # Its subscription to the process's shared LISTEN connection, while it runs.
-        self.listener: Subscription | None = None
+        self.listener: Listener | None = None
         # A slot frees once its handler returned and its outcome went out in a batch, so
         # the next claim overlaps that batch's commit.
         self.outcomes = OutcomeBuffer(queue, in_flight=lambda: len(self._slices),
@@ -164,11 +164,8 @@ class WorkerPool:
                 self.wake()
 
         # One connection per process and database: the other pools and parts share it.
-        self.listener = ListenerHub.shared(self.dsn).subscribe([TASKS_CHANNEL], on_notify)
-        try:
-            await asyncio.Event().wait()  # until run() cancels it
-        finally:
-            await self.listener.close()
+        self.listener = Listener(self.dsn, [TASKS_CHANNEL], on_notify)
+        await self.listener.run()
 
     async def _claim_loop(self) -> None:
         turn = 0

@@ -41,7 +41,6 @@ class QueueBase:
         self.pool = pool
         self.limits = Limits(max_json_bytes=max_json_bytes, max_json_depth=max_json_depth,
                              max_attachment_bytes=max_attachment_bytes)
-        # capability -> whether it has caps, as the last claim found it (see task_claim_many)
 
     @property
     def max_attachment_bytes(self) -> int:

@@ -58,7 +58,7 @@ def task_from_row(row: Row, approval: Approval | None = None) -> Task:
 
 def claimed_from_rows(found: Iterable[Row]) -> list[Task]:
     """The tasks of a claim's rows (task columns, then its latest approval as ap_*)."""
-    return [task_from_row(r, _claimed_approval(r)) for r in found if r["id"] is not None]
+    return [task_from_row(r, _claimed_approval(r)) for r in found]
 
 
 def _claimed_approval(row: Row) -> Approval | None:
