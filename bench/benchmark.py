@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import shlex
 import sys
 import time
@@ -26,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from bench.compare import compare, table
-from bench.database import ADMIN_DSN, in_own_database, machine_info
+from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
 from bench.drain import drain
 from bench.finished import finished_rows_latency
 from bench.measure import batches, enqueue_ids, latency_ms, rate, timed
@@ -114,7 +113,7 @@ async def figures_run(dsn: str, config: Config) -> dict[str, Any]:
             log.info("approve → resume approvals=%d", config.resume_approvals)
             doc["approve_resume"] = await approve_resume(dsn, config.resume_approvals)
         doc["table"] = table(doc)
-    doc["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    doc["machine"]["load_average_end"] = machine_load()
     doc["seconds"] = round(time.perf_counter() - started, 1)
     return doc
 

@@ -40,6 +40,11 @@ async def database_create(admin_dsn: str, name: str) -> str:
     return dsn
 
 
+def machine_load() -> list[float]:
+    """The 1, 5 and 15-minute load averages."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 async def machine_info(dsn: str) -> dict[str, Any]:
     """The client machine and the server's settings that move the figures."""
     server = await execute(dsn, """
@@ -47,7 +52,7 @@ async def machine_info(dsn: str) -> dict[str, Any]:
                current_setting('shared_buffers') AS shared_buffers,
                current_setting('synchronous_commit') AS synchronous_commit,
                current_setting('max_connections') AS max_connections""")
-    return {"cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+    return {"cores": os.cpu_count(), "load_average": machine_load(),
             "platform": platform.platform(), "python": platform.python_version(),
             "psycopg": psycopg.__version__, **server}
 

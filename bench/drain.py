@@ -13,7 +13,7 @@ from multiprocessing.synchronize import Barrier
 from typing import Any, TypedDict
 
 from bench.measure import execute, latency_ms, rate, timed
-from taskqueue import Completion, LeaseLost, TaskQueue
+from taskqueue import Completion, LeaseLost, Task, TaskNotFound, TaskQueue
 
 
 class Drained(TypedDict):
@@ -28,44 +28,42 @@ class Drained(TypedDict):
 
 async def claimer_run(q: TaskQueue, capability: str, worker: str, batch: int = 1) -> Drained:
     """Claim and complete until nothing is left to claim: one task a call (task_claim,
-    task_complete), or up to `batch` (task_claim_many, task_complete_many)."""
-    if batch > 1:
-        return await claimer_run_batched(q, capability, worker, batch)
+    task_complete), or up to `batch` (task_claim_many, task_complete_many, as PgQueuer's
+    batch-10 drain does; each completion is still fenced on its own claim token)."""
     done: Drained = {"ids": [], "claim_s": [], "lost": [], "started": time.time(), "ended": 0}
     while True:
-        task, seconds = await timed(q.task_claim(capability, worker))
-        if task is None:
-            break
-        done["claim_s"].append(seconds)
-        try:
-            await q.task_complete(task.id, worker, claim=task.claim)
-        except LeaseLost as exc:
-            done["lost"].append(str(exc))
-            continue
-        done["ids"].append(task.id)
-    done["ended"] = time.time()
-    return done
-
-
-async def claimer_run_batched(q: TaskQueue, capability: str, worker: str,
-                              batch: int) -> Drained:
-    """Claim up to `batch` tasks in one statement and complete them in one, as PgQueuer's
-    batch-10 drain does; each completion is still fenced on its own claim token."""
-    done: Drained = {"ids": [], "claim_s": [], "lost": [], "started": time.time(), "ended": 0}
-    while True:
-        tasks, seconds = await timed(q.task_claim_many(capability, worker, batch))
+        tasks, seconds = await timed(_claim(q, capability, worker, batch))
         if not tasks:
             break
         done["claim_s"].append(seconds)
-        settled = await q.task_complete_many(
-            [Completion(t.id, worker, t.claim) for t in tasks])
-        for task, result in zip(tasks, settled, strict=True):
-            if isinstance(result, Exception):
+        for task, result in zip(tasks, await _complete(q, worker, tasks, batch),
+                                strict=True):
+            if isinstance(result, LeaseLost | TaskNotFound):
                 done["lost"].append(str(result))
             else:
                 done["ids"].append(task.id)
     done["ended"] = time.time()
     return done
+
+
+async def _claim(q: TaskQueue, capability: str, worker: str, batch: int) -> list[Task]:
+    if batch > 1:
+        return await q.task_claim_many(capability, worker, batch)
+    task = await q.task_claim(capability, worker)
+    return [] if task is None else [task]
+
+
+async def _complete(q: TaskQueue, worker: str, tasks: list[Task],
+                    batch: int) -> list[Task | LeaseLost | TaskNotFound]:
+    """Each task's completion, or its lost lease: task_complete_many when batching, else
+    task_complete of the one task."""
+    if batch > 1:
+        return await q.task_complete_many([Completion(t.id, worker, t.claim) for t in tasks])
+    [task] = tasks
+    try:
+        return [await q.task_complete(task.id, worker, claim=task.claim)]
+    except LeaseLost as exc:
+        return [exc]
 
 
 async def drain_asyncio(dsn: str, capability: str, claimers: int,

@@ -98,16 +98,19 @@ async def claim_explain(dsn: str, capability: str) -> dict[str, Any]:
     return plan_summary([p for p in plans if outer not in p])
 
 
-async def claim_complete_loop(q: TaskQueue, tasks: int) -> tuple[list[float], list[float]]:
-    """One worker claims and completes `tasks` tasks; claim and claim+complete seconds."""
+async def claim_complete_loop(q: TaskQueue, tasks: int, capability: str = CAPABILITY,
+                              worker: str = "bench-latency"
+                              ) -> tuple[list[float], list[float]]:
+    """One worker claims and completes `tasks` tasks one at a time; claim and
+    claim+complete seconds."""
     claims: list[float] = []
     rounds: list[float] = []
     for _ in range(tasks):
         start = time.perf_counter()
-        task, claim_s = await timed(q.task_claim(CAPABILITY, "bench-latency"))
+        task, claim_s = await timed(q.task_claim(capability, worker))
         if task is None:
-            raise RuntimeError(f"{CAPABILITY} ran out of tasks after {len(claims)} claims")
-        await q.task_complete(task.id, "bench-latency", claim=task.claim)
+            raise RuntimeError(f"{capability} ran out of tasks after {len(claims)} claims")
+        await q.task_complete(task.id, worker, claim=task.claim)
         claims.append(claim_s)
         rounds.append(time.perf_counter() - start)
     return claims, rounds

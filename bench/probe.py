@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.measure import enqueue_ids, latency_ms, timed
+from bench.finished import claim_complete_loop
+from bench.measure import enqueue_ids, latency_ms
 from taskqueue import TaskQueue
 
 UNCAPPED = "soak.probe"
@@ -21,14 +22,8 @@ async def probe_setup(q: TaskQueue, max_running: int) -> None:
 async def claim_sample(q: TaskQueue, capability: str, n: int) -> dict[str, Any]:
     """Enqueue `n` tasks, then claim (timed) and complete them one at a time."""
     await enqueue_ids(q, capability, n, n)
-    seconds: list[float] = []
-    for _ in range(n):
-        task, took = await timed(q.task_claim(capability, WORKER))
-        if task is None:
-            raise RuntimeError(f"{capability} ran out of tasks after {len(seconds)} claims")
-        await q.task_complete(task.id, WORKER, claim=task.claim)
-        seconds.append(took)
-    return latency_ms(seconds)
+    claims, _ = await claim_complete_loop(q, n, capability, WORKER)
+    return latency_ms(claims)
 
 
 async def probe(q: TaskQueue, n: int) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.database import ADMIN_DSN, in_own_database, machine_info
+from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
 from bench.measure import execute, latency_ms
 from taskqueue import Decision, Status, Task, TaskQueue
 
@@ -167,7 +167,7 @@ async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
         machine = await machine_info(dsn)
         figure = await approve_resume(dsn, args.approvals, poll_interval=args.poll_interval,
                                       settle=args.settle)
-        machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+        machine["load_average_end"] = machine_load()
         return {"machine": machine, **figure}
 
     doc = await in_own_database(args.dsn, args.database, args.keep, measure)

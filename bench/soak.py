@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import shlex
 import sys
 import time
@@ -30,7 +29,7 @@ from typing import Any
 
 from bench.benchmark import positive
 from bench.churn import Mix, churn
-from bench.database import ADMIN_DSN, in_own_database, machine_info
+from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
 from bench.probe import probe, probe_setup
 from bench.soak_summary import summary
 from bench.tables import autovacuum_setting, table_sizes, vacuum
@@ -123,10 +122,6 @@ def _vacuum_note(autovacuum: str, every: float) -> str:
             f"the queue's tables itself every {every:g} s; the pruner deletes but never "
             "vacuums")
 
-
-def machine_load() -> list[float]:
-    """The 1, 5 and 15-minute load averages."""
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def seconds(text: str) -> float:

@@ -5,6 +5,7 @@ run inside signoff_claim, which a plain EXPLAIN of the call would hide."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import psycopg
 import pytest
@@ -21,15 +22,30 @@ _PENDING = "INSERT INTO tasks (capability) SELECT %s FROM generate_series(1, %s)
 _SHAPES = {"history": (20000, 50), "backlog": (500, 10000)}
 
 
+def _explaining(conn: psycopg.Connection[Any]) -> list[str]:
+    """Turn on auto_explain for every statement `conn` runs, nested ones included; the
+    list its plans are appended to."""
+    plans: list[str] = []
+    conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
+    for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
+                    "SET auto_explain.log_nested_statements = on",
+                    "SET client_min_messages = log"):
+        conn.execute(setting)
+    return plans
+
+
+def _assert_on_indexes(plans: list[str]) -> str:
+    """The plans read tasks through the claimable index and never scan it whole; their text."""
+    text = "\n".join(plans)
+    assert "tasks_claimable_idx" in text
+    assert not re.search(r"Seq Scan on tasks\b", text), text
+    return text
+
+
 def _nested_plans(dsn: str, capability: str, n: int) -> list[str]:
     """The plans of every statement one claim ran (its third call: plans are cached by then)."""
-    plans: list[str] = []
     with psycopg.connect(dsn) as conn:
-        conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
-        for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
-                        "SET auto_explain.log_nested_statements = on",
-                        "SET client_min_messages = log"):
-            conn.execute(setting)
+        plans = _explaining(conn)
         params = {"capability": capability, "worker": "w", "lease": None, "n": n}
         for _ in range(3):
             plans.clear()
@@ -53,10 +69,7 @@ def test_the_claim_reads_tasks_through_indexes_only(dsn: str, capped: bool, n: i
             conn.execute("INSERT INTO capabilities (capability, max_running, max_parked, "
                          "daily_new) VALUES ('plan', 1000, 1000, 1000)")
         conn.execute("VACUUM ANALYZE tasks")
-    plans = _nested_plans(dsn, "plan", n)
-    text = "\n".join(plans)
-    assert "tasks_claimable_idx" in text
-    assert not re.search(r"Seq Scan on tasks\b", text), text
+    text = _assert_on_indexes(_nested_plans(dsn, "plan", n))
     if capped:
         assert "pg_advisory_xact_lock" in text
         for index in ("tasks_active_idx", "tasks_held_idx", "tasks_first_claimed_idx"):
@@ -68,7 +81,6 @@ def test_plans_cached_on_an_empty_queue_stay_on_the_indexes_as_it_grows(
         dsn: str, capped: bool) -> None:
     # A worker's session plans the claim once, maybe while the queue is empty; the plan it
     # keeps must still be an index plan when the table has grown.
-    plans: list[str] = []
     params = {"capability": "plan", "worker": "w", "lease": None, "n": 2}
     with psycopg.connect(dsn, autocommit=True) as admin, psycopg.connect(dsn) as conn:
         if capped:
@@ -76,11 +88,7 @@ def test_plans_cached_on_an_empty_queue_stay_on_the_indexes_as_it_grows(
                           "daily_new) VALUES ('plan', 1000, 1000, 1000)")
         admin.execute(_PENDING, ("plan", 2))
         admin.execute("VACUUM ANALYZE tasks")
-        conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
-        for setting in ("LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0",
-                        "SET auto_explain.log_nested_statements = on",
-                        "SET client_min_messages = log"):
-            conn.execute(setting)
+        plans = _explaining(conn)
         for _ in range(3):  # planned, generic, cached: on a table of two rows
             conn.execute(query("task_claim"), params, prepare=True).fetchall()
             conn.commit()
@@ -90,6 +98,4 @@ def test_plans_cached_on_an_empty_queue_stay_on_the_indexes_as_it_grows(
         claimed = conn.execute(query("task_claim"), params, prepare=True).fetchall()
         conn.rollback()
     assert len(claimed) == 2
-    text = "\n".join(plans)
-    assert "tasks_claimable_idx" in text
-    assert not re.search(r"Seq Scan on tasks\b", text), text
+    _assert_on_indexes(plans)
