@@ -8,7 +8,13 @@ import logging
 from collections.abc import Sequence
 
 from bot.service import Service
-from taskqueue import load_config, publish_path, run_main
+from taskqueue import (
+    configure_logging,
+    freeze_startup_objects,
+    load_config,
+    publish_path,
+    run_main,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -16,14 +22,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--config", metavar="FILE",
                         help="the config file (default: $SIGNOFF_CONFIG, else built-in defaults)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(logging.INFO)
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
     def serve() -> int:
         config = load_config(args.config)
         publish_path(config)
+        freeze_startup_objects()  # the service's modules (bot, telegram, the core) are loaded
         return asyncio.run(Service(config).run())
 
     return run_main(serve)

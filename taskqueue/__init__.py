@@ -56,6 +56,7 @@ from taskqueue.runtime.handler import (
 )
 from taskqueue.runtime.heartbeat import Heartbeat
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
+from taskqueue.runtime.process import configure_logging, freeze_startup_objects
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
 from taskqueue.runtime.tick import Tick, TickReport
@@ -162,10 +163,12 @@ __all__ = [
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",
+    "configure_logging",
     "data_dir",
     "default_worker_name",
     "describe_dsn",
     "env_crash_points",
+    "freeze_startup_objects",
     "load_config",
     "load_handler",
     "migrate",

@@ -15,6 +15,7 @@ from taskqueue.cli import embedded, produce, prune, stats
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
 from taskqueue.errors import one_line, printable, run_main
+from taskqueue.runtime.process import configure_logging
 
 EXIT_USAGE = 2
 # Packages add subcommands here: each entry point is an `add_parser(subparsers)` callable.
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns (and exits with) its documented exit code."""
     args = build_parser().parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(level)
     code = _run(args)
     sys.stdout.flush()
     return code

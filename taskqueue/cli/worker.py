@@ -17,6 +17,7 @@ from taskqueue.config.settings import apply_capabilities, load_config, publish_p
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.endpoints import ObservabilityServer, parse_listen
 from taskqueue.runtime.handler import Handler, load_handler
+from taskqueue.runtime.process import freeze_startup_objects
 from taskqueue.runtime.runner import CapabilityRun
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
 from taskqueue.store.client import TaskQueue
@@ -73,6 +74,7 @@ async def run(args: Any) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, pool.stop)
+        freeze_startup_objects()  # the handlers' modules are imported by now
         try:
             await pool.run()
         finally:

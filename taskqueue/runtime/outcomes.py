@@ -2,9 +2,9 @@
 
 Slices hand their outcome to the buffer and wait. The buffer sends what has gathered after
 `flush_seconds` (or at once when `max_batch` are waiting, or every slice that could still
-hand one in is waiting already) as one statement per kind, each
-task fenced on its own claim token, and answers each slice only after that statement
-committed: with the task's new row, or the LeaseLost / TaskNotFound of that task alone, or
+hand one in is waiting already) as one statement per kind (task_settle_many), each task
+fenced on its own claim token, and answers each slice only after that statement
+committed: with the task's new status, or the LeaseLost / TaskNotFound of that task alone, or
 the error of the whole statement (a transient one is retried by the slice, and the fence
 makes a retry of an outcome that did commit a LeaseLost, never a second change). The idea
 is PgQueuer's buffered acknowledgements (`buffers.py`), with the per-task fence kept.
@@ -17,17 +17,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from taskqueue.errors import BadInput
-from taskqueue.store.batches import Completion, Failure, Releasing, Settled
+from taskqueue.store.batches import Completion, Failure, Releasing, SettledStatus
 from taskqueue.store.checks import check_delay, check_json
 from taskqueue.store.client import TaskQueue
-from taskqueue.store.models import Task
+from taskqueue.store.states import Status
 
 # Defaults: how long the first outcome waits for others (seconds), and a batch's size.
 DEFAULT_FLUSH_SECONDS = 0.005
 DEFAULT_MAX_BATCH = 64
 
 Item = Completion | Releasing | Failure
-_Waiting = list[tuple[Any, "asyncio.Future[Task]"]]
+_Waiting = list[tuple[Any, "asyncio.Future[Status]"]]
 
 
 class OutcomeBuffer:
@@ -44,19 +44,21 @@ class OutcomeBuffer:
         # once every one of them has handed in its outcome, nobody else is coming, so
         # waiting out the timer would only add latency.
         self.in_flight = in_flight
-        # Told when a batch goes out: the slots of its slices may take new work while it
-        # commits (one claim for the whole batch, not one per outcome handed in).
+        # Told when a batch is about to go out: the slots of its slices may take new work
+        # while it commits (one claim for the whole batch, not one per outcome handed in).
         self.on_flush = on_flush
         self.outstanding = 0  # outcomes handed in and not yet answered
-        self._apply: dict[type, Callable[[Sequence[Any]], Awaitable[Settled]]] = {
-            Completion: queue.task_complete_many, Releasing: queue.task_release_many,
-            Failure: queue.task_fail_many}
-        self._waiting: dict[type, _Waiting] = {kind: [] for kind in self._apply}
+        # One statement per kind a flush, each answering the tasks' new statuses only.
+        self._apply: Callable[[Sequence[Any]], Awaitable[SettledStatus]] = (
+            queue.task_settle_many)
+        self._waiting: dict[type, _Waiting] = {kind: [] for kind in (Completion, Releasing,
+                                                                      Failure)}
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Task[None]] = set()
 
-    async def settle(self, item: Item) -> Task:
-        """Apply one outcome with the others gathered now; returns the task once committed."""
+    async def settle(self, item: Item) -> Status:
+        """Apply one outcome with the others gathered now; returns the task's new status
+        once committed."""
         # Checked here so that one slice's bad outcome never fails the others' batch.
         check_json(getattr(item, "result", None), "the result", self.queue.limits)
         check_json(getattr(item, "state", None), "the state", self.queue.limits)
@@ -64,7 +66,7 @@ class OutcomeBuffer:
             check_delay(item.delay)
         if isinstance(item, Failure) and not item.error.strip():
             raise BadInput("the error must not be empty")
-        future: asyncio.Future[Task] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
         self._waiting[type(item)].append((item, future))
         self.outstanding += 1
         waiting = sum(len(w) for w in self._waiting.values())
@@ -83,16 +85,20 @@ class OutcomeBuffer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        sent = False
-        for kind, waiting in self._waiting.items():
-            if waiting:
-                self._waiting[kind] = []
-                task = asyncio.create_task(self._send(self._apply[kind], waiting))
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
-                sent = True
-        if sent and self.on_flush is not None:
+        batches = [(kind, waiting) for kind, waiting in self._waiting.items() if waiting]
+        if not batches:
+            return
+        for kind, _ in batches:
+            self._waiting[kind] = []
+        # The claimer is told first: its claim for the freed slots is what they wait on, so
+        # it goes out ahead of the batch (the claimer's wake-up is queued on the loop before
+        # the send), and the batch's commit overlaps the claim instead of delaying it.
+        if self.on_flush is not None:
             self.on_flush()
+        for _, waiting in batches:
+            task = asyncio.create_task(self._send(self._apply, waiting))
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
 
     async def aclose(self) -> None:
         """Send what waits and wait for every batch in flight."""
@@ -101,7 +107,7 @@ class OutcomeBuffer:
             await asyncio.gather(*self._flushes, return_exceptions=True)
 
     @staticmethod
-    async def _send(apply: Callable[[Sequence[Any]], Awaitable[Settled]],
+    async def _send(apply: Callable[[Sequence[Any]], Awaitable[SettledStatus]],
                     waiting: _Waiting) -> None:
         try:
             settled = await apply([item for item, _ in waiting])

@@ -231,7 +231,7 @@ async def _apply(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
     fence: dict[str, Any] = {"claim": task.claim}
     batched = _batched(task, worker, outcome, kind) if outcomes is not None else None
     if outcomes is not None and batched is not None:
-        new = (await outcomes.settle(batched)).status
+        new = await outcomes.settle(batched)
     elif isinstance(outcome, Done):
         new = (await queue.task_complete(task.id, worker, result=outcome.result, **fence)).status
     elif isinstance(outcome, Park):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, cast
 
 from taskqueue.errors import BadInput, LeaseLost, TaskNotFound
 from taskqueue.store import rows
@@ -12,6 +13,7 @@ from taskqueue.store.base import TASKS_CHANNEL, Conn, QueueBase
 from taskqueue.store.checks import check_claim, check_delay
 from taskqueue.store.models import JSON, Task
 from taskqueue.store.queries import query
+from taskqueue.store.states import Status
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,10 @@ class Failure:
 
 # Per task, in input order: its row after the change, or why it was not changed.
 Settled = list[Task | LeaseLost | TaskNotFound]
+# The same with the task's new status alone (task_settle_many, for workers).
+SettledStatus = list[Status | LeaseLost | TaskNotFound]
+Outcomes = Sequence[Completion] | Sequence[Releasing] | Sequence[Failure]
+_Found = list[dict[str, Any] | LeaseLost | TaskNotFound]
 
 
 class BatchesMixin(QueueBase):
@@ -59,58 +65,107 @@ class BatchesMixin(QueueBase):
 
     async def task_complete_many(self, items: Sequence[Completion]) -> Settled:
         """Complete many tasks in one statement."""
-        params = _columns(items) | {
-            "results": [self._jsonb(i.result, "the result") for i in items]}
-        return await self._settle(items, "task_complete_many", params, wakes=False)
+        return _tasks(await self._settle(items, "task_complete_many",
+                                         self._completions(items), full=True))
 
     async def task_release_many(self, items: Sequence[Releasing]) -> Settled:
         """Release many tasks in one statement (and one NOTIFY per capability)."""
-        for item in items:
-            check_delay(item.delay)
-        params = _columns(items) | {
-            "states": [self._jsonb(i.state, "the state") for i in items],
-            "delays": [float(i.delay) for i in items], "reasons": [i.reason for i in items]}
-        return await self._settle(items, "task_release_many", params, wakes=True)
+        return _tasks(await self._settle(items, "task_release_many", self._releases(items),
+                                         full=True))
 
     async def task_fail_many(self, items: Sequence[Failure]) -> Settled:
         """Record many failures in one statement (and one NOTIFY per capability)."""
+        return _tasks(await self._settle(items, "task_fail_many", self._failures(items),
+                                         full=True))
+
+    async def task_settle_many(self, items: Outcomes) -> SettledStatus:
+        """task_complete_many, task_release_many or task_fail_many, by the kind of the
+        items (one kind a call), answering each task's new status only: what a worker
+        needs, without a whole row per task for the database to send and the client to
+        read."""
+        if not items:
+            return []
+        first = items[0]
+        if any(type(i) is not type(first) for i in items):
+            raise BadInput("one kind of outcome a call: completions, releases or failures")
+        if isinstance(first, Completion):
+            name = "task_complete_many"
+            params = self._completions(cast(Sequence[Completion], items))
+        elif isinstance(first, Releasing):
+            name, params = "task_release_many", self._releases(cast(Sequence[Releasing], items))
+        else:
+            name, params = "task_fail_many", self._failures(cast(Sequence[Failure], items))
+        found = await self._settle(items, name, params, full=False)
+        return [Status(r["status"]) if isinstance(r, dict) else r for r in found]
+
+    def _completions(self, items: Sequence[Completion]) -> dict[str, Any]:
+        return _columns(items) | {
+            "results": [self._jsonb(i.result, "the result") for i in items]}
+
+    def _releases(self, items: Sequence[Releasing]) -> dict[str, Any]:
+        for item in items:
+            check_delay(item.delay)
+        return _columns(items) | {
+            "states": [self._jsonb(i.state, "the state") for i in items],
+            "delays": [float(i.delay) for i in items], "reasons": [i.reason for i in items]}
+
+    def _failures(self, items: Sequence[Failure]) -> dict[str, Any]:
         if any(not i.error.strip() for i in items):
             raise BadInput("the error must not be empty")
-        params = _columns(items) | {
+        return _columns(items) | {
             "errors": [i.error for i in items], "retries": [i.retry for i in items],
             "tracebacks": [i.traceback for i in items],
             "states": [self._jsonb(i.state, "the state") for i in items]}
-        return await self._settle(items, "task_fail_many", params, wakes=True)
 
-    async def _settle(self, items: Sequence[Completion | Releasing | Failure], name: str,
-                      params: dict[str, Any], wakes: bool) -> Settled:
-        """Run one batched update; with `wakes`, NOTIFY claimers of every capability that got
-        a task back to pending, in the same transaction."""
+    async def _settle(self, items: Outcomes, name: str, params: dict[str, Any],
+                      full: bool) -> _Found:
+        """Run one batched update: each task's row (all its columns when `full`, else its
+        id, status and capability), or why it was not changed. A release or a failure
+        NOTIFYs the claimers of every capability that got a task back to pending, in the
+        same transaction."""
         if not items:
             return []
+        statement = query(name) if full else _statuses_only(name)
         async with self.pool.connection() as conn:
-            if not wakes:
-                cur = await conn.execute(query(name), params, prepare=True)
+            if name == "task_complete_many":
+                cur = await conn.execute(statement, params, prepare=True)
                 found = await cur.fetchall()
             else:
-                found = await self._settle_and_notify(conn, name, params)
+                found = await self._settle_and_notify(conn, statement, params)
             by_id = {r["id"]: r for r in found}
             missing = [i.task_id for i in items if i.task_id not in by_id]
             status = ({r["id"]: r for r in await self._all(conn, "task_status_many",
                                                             {"ids": missing})}
                       if missing else {})
-        return [rows.task_from_row(by_id[i.task_id]) if i.task_id in by_id
-                else _lost(i, status.get(i.task_id)) for i in items]
+        return [by_id[i.task_id] if i.task_id in by_id else _lost(i, status.get(i.task_id))
+                for i in items]
 
-    async def _settle_and_notify(self, conn: Conn, name: str,
+    async def _settle_and_notify(self, conn: Conn, statement: str,
                                  params: dict[str, Any]) -> list[dict[str, Any]]:
         async with conn.transaction():
-            cur = await conn.execute(query(name), params, prepare=True)
+            cur = await conn.execute(statement, params, prepare=True)
             found = await cur.fetchall()
             for capability in sorted({r["capability"] for r in found
                                       if r["status"] == "pending"}):
                 await self._notify(conn, TASKS_CHANNEL, capability)
         return found
+
+
+_ALL_COLUMNS = "SELECT * FROM t"
+
+
+@cache
+def _statuses_only(name: str) -> str:
+    """Batched update `name` answering each changed task's id, status and capability only:
+    the same statement (its fences, events and locks) with a narrower final SELECT."""
+    head, found, tail = query(name).rpartition(_ALL_COLUMNS)
+    if not found or tail.strip():
+        raise ValueError(f"query {name} does not end with {_ALL_COLUMNS!r}")
+    return head + "SELECT t.id, t.status, t.capability FROM t"
+
+
+def _tasks(found: _Found) -> Settled:
+    return [rows.task_from_row(r) if isinstance(r, dict) else r for r in found]
 
 
 def _columns(items: Sequence[Completion | Releasing | Failure]) -> dict[str, Any]:

@@ -160,6 +160,8 @@ def check_json(value: Any, what: str, limits: Limits = DEFAULT_LIMITS) -> None:
     """BadInput when jsonb cannot store `value` or it is past the limits: nested deeper than
     `max_json_depth`, over `max_json_bytes` as compact UTF-8 JSON, a NUL, NaN or Infinity,
     a whole number past MAX_INT_DIGITS digits, or a value JSON has no form for."""
+    if value is None:  # JSON null: nothing to walk (a worker checks one per outcome)
+        return
     json_text(value, what, limits)
 
 

@@ -7,6 +7,7 @@ so a test can count how many times a handler body really finished.
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,8 @@ async def reporting(queue: TaskQueue, ctx: ProducerContext) -> dict[str, object]
          "reasons": ["too far"], "score": None},
         {"key": "b", "company": "Beta", "title": "SRE", "outcome": "enqueued", "reasons": [],
          "score": 7, "task_id": 1}]}
+
+
+async def frozen_objects(task: Task, ctx: TaskContext) -> Outcome:
+    """Finishes with how many objects the process froze out of the collector's way."""
+    return Done({"frozen": gc.get_freeze_count()})

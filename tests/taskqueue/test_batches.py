@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from taskqueue import (
+    BadInput,
     Completion,
     Done,
     Failure,
@@ -91,6 +94,46 @@ async def test_release_and_fail_many_write_their_rows_and_events(queue: TaskQueu
     assert ev.detail["to"] == "failed" and ev.detail["error"] == "bad"
 
 
+async def test_settle_many_writes_what_the_full_calls_write_and_answers_statuses(
+        queue: TaskQueue, dsn: str) -> None:
+    for _ in range(6):
+        await enqueue(queue)
+    a, b, c, d, e, f = await _claim(queue, 6)
+    # The same outcomes through the full calls (a, c, e) and the status-only one (b, d, f).
+    full = [await queue.task_complete_many([Completion(a.id, "w", a.claim, {"n": 1})]),
+            await queue.task_release_many([Releasing(c.id, "w", c.claim, {"s": 1}, 0, "x")]),
+            await queue.task_fail_many([Failure(e.id, "w", e.claim, "bad", retry=False)])]
+    lean = [await queue.task_settle_many([Completion(b.id, "w", b.claim, {"n": 1}),
+                                          Completion(999999, "w", None)]),
+            await queue.task_settle_many([Releasing(d.id, "w", d.claim, {"s": 1}, 0, "x"),
+                                          Releasing(a.id, "w", a.claim)]),
+            await queue.task_settle_many([Failure(f.id, "w", f.claim, "bad", retry=False)])]
+    assert [r[0].status for r in full] == [Status.SUCCEEDED, Status.PENDING, Status.FAILED]
+    assert [r[0] for r in lean] == [Status.SUCCEEDED, Status.PENDING, Status.FAILED]
+    assert isinstance(lean[0][1], TaskNotFound) and isinstance(lean[1][1], LeaseLost)
+    row = ("SELECT status, result, state, last_error, attempts, worker, claim_token, "
+           "run_after > now() AS later FROM tasks WHERE id = {}")
+    detail = ("SELECT kind, actor, detail - 'at' AS detail FROM task_events "
+              "WHERE task_id = {} AND kind <> 'enqueued' ORDER BY id")
+    for x, y in ((a, b), (c, d), (e, f)):
+        assert sync_rows(dsn, row.format(x.id)) == sync_rows(dsn, row.format(y.id))
+        mine, theirs = sync_rows(dsn, detail.format(x.id)), sync_rows(dsn, detail.format(y.id))
+        for ev in (*mine, *theirs):  # a claim's token differs by task, its shape does not
+            ev["detail"].pop("claim", None)
+            ev["detail"].pop("lease_expires_at", None)
+        assert mine == theirs
+
+
+async def test_settle_many_takes_one_kind_a_call(queue: TaskQueue) -> None:
+    await enqueue(queue)
+    [a] = await _claim(queue, 1)
+    with pytest.raises(BadInput, match="one kind"):
+        await queue.task_settle_many([Completion(a.id, "w", a.claim),  # type: ignore[list-item]
+                                      Releasing(a.id, "w", a.claim)])
+    assert (await queue.task_get(a.id)).status is Status.RUNNING
+    assert await queue.task_settle_many([]) == []
+
+
 async def test_outcome_buffer_applies_many_in_one_batch_and_fences_each(
         queue: TaskQueue) -> None:
     for _ in range(5):
@@ -99,21 +142,55 @@ async def test_outcome_buffer_applies_many_in_one_batch_and_fences_each(
     await queue.task_cancel(tasks[2].id)
     buffer = OutcomeBuffer(queue, flush_seconds=0.05)
     calls = 0
-    original = queue.task_complete_many
+    original = queue.task_settle_many
 
     async def counting(items: list[Completion]) -> list[object]:
         nonlocal calls
         calls += 1
         return list(await original(items))
 
-    buffer._apply[Completion] = counting  # count the statements, not fake them
+    buffer._apply = counting  # count the statements, not fake them
     results = await asyncio.gather(
         *(buffer.settle(Completion(t.id, "w", t.claim, {"i": i})) for i, t in enumerate(tasks)),
         return_exceptions=True)
     await buffer.aclose()
     assert calls == 1
     assert isinstance(results[2], LeaseLost)
-    assert [r.status for i, r in enumerate(results) if i != 2] == [Status.SUCCEEDED] * 4
+    assert [r for i, r in enumerate(results) if i != 2] == [Status.SUCCEEDED] * 4
+    assert [(await queue.task_get(t.id)).result for t in tasks] == [
+        {"i": 0}, {"i": 1}, None, {"i": 3}, {"i": 4}]
+
+
+async def test_outcome_buffer_wakes_the_claimer_before_it_sends_the_batch(
+        queue: TaskQueue) -> None:
+    # The claim for the freed slots is what they wait on: it must go out first, with the
+    # batch's commit overlapping it (the claimer's wake-up is queued ahead of the send).
+    for _ in range(2):
+        await enqueue(queue)
+    tasks = await _claim(queue, 2)
+    order: list[str] = []
+    original = queue.task_settle_many
+
+    async def recorded(items: list[Completion]) -> list[object]:
+        order.append(f"send {len(items)}")
+        return list(await original(items))
+
+    woken = asyncio.Event()
+
+    async def claimer() -> None:
+        await woken.wait()
+        order.append("claim")
+
+    waiting = asyncio.create_task(claimer())
+    await asyncio.sleep(0)
+    buffer = OutcomeBuffer(queue, flush_seconds=30, in_flight=lambda: 2, on_flush=woken.set)
+    buffer._apply = recorded
+    statuses = await asyncio.gather(*(buffer.settle(Completion(t.id, "w", t.claim))
+                                      for t in tasks))
+    await waiting
+    assert order == ["claim", "send 2"]
+    assert statuses == [Status.SUCCEEDED] * 2
+    await buffer.aclose()
 
 
 async def test_outcome_buffer_sends_at_once_when_every_slice_has_handed_in(
@@ -136,7 +213,7 @@ async def test_outcome_buffer_sends_at_once_when_every_slice_has_handed_in(
     last = await buffer.settle(Completion(tasks[2].id, "w", tasks[2].claim))
     done = await asyncio.gather(*first)
     assert loop.time() - started < 5
-    assert [t.status for t in [*done, last]] == [Status.SUCCEEDED] * 3
+    assert [*done, last] == [Status.SUCCEEDED] * 3
     assert len(flushed) == 1 and buffer.outstanding == 0
     await buffer.aclose()
 
@@ -150,7 +227,7 @@ async def test_outcome_buffer_still_waits_for_its_timer_while_a_slice_works(
     started = loop.time()
     result = await buffer.settle(Completion(task.id, "w", task.claim))
     assert loop.time() - started >= 0.29
-    assert result.status == Status.SUCCEEDED
+    assert result is Status.SUCCEEDED
     await buffer.aclose()
 
 
