@@ -124,27 +124,36 @@ async def run_slice(queue: TaskQueue, task: Task, run: CapabilityRun, worker: st
 async def _supervise(coro: Any, ctx: TaskContext, lost: Signal, stopping: Stopping,
                      timeout: float | None) -> tuple[str, Any]:
     """Await the handler; stop it on lease loss, abort or timeout. Returns (kind, value)."""
-    handler = asyncio.create_task(coro, name=f"handler-{ctx.task.id}")
-    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    handler = loop.create_task(coro, name=f"handler-{ctx.task.id}")
+    # Whichever comes first ends the wait: the handler's end, a lost lease, the abort or the
+    # timeout (callbacks on one future: asyncio.wait would build sets and a waiter a slice).
+    stop: asyncio.Future[None] = loop.create_future()
 
-    def wake() -> None:
+    def wake(*_: Any) -> None:
         if not stop.done():
             stop.set_result(None)
 
+    handler.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake) if timeout is not None else None
     unwatch = [lost.watch(wake), stopping.abort.watch(wake),
                stopping.requested.watch(ctx.cancelled.set)]  # ask the handler to wrap up
+    finished = False
     try:
-        done, _ = await asyncio.wait({handler, stop}, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        await stop
+        finished = handler.done()
     finally:
         for end in unwatch:
             end()
+        if timer is not None:
+            timer.cancel()
+        handler.remove_done_callback(wake)
         stop.cancel()
         if not handler.done():
             await _cancel(handler, ctx)
     if lost.is_set():
         return "lease_lost", None
-    if handler in done:
+    if finished:
         exc = handler.exception()
         return ("error", exc) if exc is not None else ("outcome", handler.result())
     return ("shutdown", None) if stopping.abort.is_set() else ("timeout", timeout)
