@@ -155,7 +155,7 @@ def table(doc: dict[str, Any]) -> str:
              "|---|---|---|---|---|"]
     for n in doc["parameters"]["claimers"]:
         lines.append(f"| drain, {n} claimers, `task_claim_many` ({CLAIM_BATCH}) + "
-                     f"`task_complete_many` | {fig(f'drain_{n}.signoff_batch')} | "
+                     f"`task_settle_many` | {fig(f'drain_{n}.signoff_batch')} | "
                      f"{fig(f'drain_{n}.pgqueuer')} | {fig(f'drain_{n}.reference')} | "
                      f"≥ PgQueuer: {verdict(r[f'drain_{n}_vs_pgqueuer'], 1.0)}; "
                      f"≥ 0.9 × reference: {verdict(r[f'drain_{n}_batch_vs_reference'], 0.9)} |")

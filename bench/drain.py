@@ -13,7 +13,7 @@ from multiprocessing.synchronize import Barrier
 from typing import Any, TypedDict
 
 from bench.measure import execute, latency_ms, rate, timed
-from taskqueue import Completion, LeaseLost, Task, TaskNotFound, TaskQueue
+from taskqueue import Completion, LeaseLost, Status, Task, TaskNotFound, TaskQueue
 
 
 class Drained(TypedDict):
@@ -28,7 +28,7 @@ class Drained(TypedDict):
 
 async def claimer_run(q: TaskQueue, capability: str, worker: str, batch: int = 1) -> Drained:
     """Claim and complete until nothing is left to claim: one task a call (task_claim,
-    task_complete), or up to `batch` (task_claim_many, task_complete_many, as PgQueuer's
+    task_complete), or up to `batch` (task_claim_many, task_settle_many, as PgQueuer's
     batch-10 drain does; each completion is still fenced on its own claim token)."""
     done: Drained = {"ids": [], "claim_s": [], "lost": [], "started": time.time(), "ended": 0}
     while True:
@@ -54,11 +54,12 @@ async def _claim(q: TaskQueue, capability: str, worker: str, batch: int) -> list
 
 
 async def _complete(q: TaskQueue, worker: str, tasks: list[Task],
-                    batch: int) -> list[Task | LeaseLost | TaskNotFound]:
-    """Each task's completion, or its lost lease: task_complete_many when batching, else
-    task_complete of the one task."""
+                    batch: int) -> Sequence[Task | Status | LeaseLost | TaskNotFound]:
+    """Each task's completion, or its lost lease: task_settle_many (what a worker's batched
+    outcomes use: each task's new status, not its row) when batching, else task_complete of
+    the one task."""
     if batch > 1:
-        return await q.task_complete_many([Completion(t.id, worker, t.claim) for t in tasks])
+        return await q.task_settle_many([Completion(t.id, worker, t.claim) for t in tasks])
     [task] = tasks
     try:
         return [await q.task_complete(task.id, worker, claim=task.claim)]

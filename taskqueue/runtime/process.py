@@ -36,15 +36,19 @@ class LogFormatter(logging.Formatter):
 
 
 def configure_logging(level: int) -> None:
-    """Log to stderr in LOG_FORMAT at `level` (nothing changes if the root logger has
-    handlers already, as with logging.basicConfig).
+    """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
+    (then, as with logging.basicConfig, nothing changes).
 
     The format prints no thread, process or source position, so records skip collecting
     them (the switches the logging HOWTO's "Optimization" section names); a worker's name
-    carries its pid already."""
+    carries its pid already. Someone else's logging set-up keeps them."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
     handler = logging.StreamHandler()
     handler.setFormatter(LogFormatter())
-    logging.basicConfig(level=level, handlers=[handler])
+    root.addHandler(handler)
+    root.setLevel(level)
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False

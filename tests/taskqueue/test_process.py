@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 from taskqueue import TaskQueue
-from taskqueue.runtime.process import LOG_FORMAT, LogFormatter
+from taskqueue.runtime.process import LOG_FORMAT, LogFormatter, configure_logging
 
 from .worker_helpers import spawn_worker, wait_status
 
@@ -48,3 +48,15 @@ async def test_a_worker_logs_each_transition_in_the_format_and_freezes_its_start
     assert task.result is not None and task.result["frozen"] > 10_000
     lines = [m.groups() for m in map(LINE.match, log.read_text().splitlines()) if m]
     assert lines == [(str(enq.id), "pending", "running"), (str(enq.id), "running", "succeeded")]
+
+
+def test_someone_elses_logging_set_up_is_left_alone() -> None:
+    # A root logger with handlers already (an embedding program's, pytest's): no handler
+    # is added and records keep the thread, process and source position it may print.
+    root = logging.getLogger()
+    assert root.handlers
+    before = (list(root.handlers), root.level, logging.logProcesses, logging.logThreads)
+    configure_logging(logging.DEBUG)
+    assert (list(root.handlers), root.level, logging.logProcesses, logging.logThreads) == before
+    record = logging.getLogger("x").makeRecord("x", logging.INFO, "f.py", 3, "m", (), None)
+    assert record.process is not None
