@@ -85,17 +85,16 @@ class OutcomeBuffer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        batches = [(kind, waiting) for kind, waiting in self._waiting.items() if waiting]
+        batches = [waiting for waiting in self._waiting.values() if waiting]
         if not batches:
             return
-        for kind, _ in batches:
-            self._waiting[kind] = []
+        self._waiting = {kind: [] for kind in self._waiting}
         # The claimer is told first: its claim for the freed slots is what they wait on, so
         # it goes out ahead of the batch (the claimer's wake-up is queued on the loop before
         # the send), and the batch's commit overlaps the claim instead of delaying it.
         if self.on_flush is not None:
             self.on_flush()
-        for _, waiting in batches:
+        for waiting in batches:
             task = asyncio.create_task(self._send(self._apply, waiting))
             self._flushes.add(task)
             task.add_done_callback(self._flushes.discard)

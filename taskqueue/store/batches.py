@@ -65,38 +65,34 @@ class BatchesMixin(QueueBase):
 
     async def task_complete_many(self, items: Sequence[Completion]) -> Settled:
         """Complete many tasks in one statement."""
-        return _tasks(await self._settle(items, "task_complete_many",
-                                         self._completions(items), full=True))
+        return _tasks(await self._settle(items, full=True))
 
     async def task_release_many(self, items: Sequence[Releasing]) -> Settled:
         """Release many tasks in one statement (and one NOTIFY per capability)."""
-        return _tasks(await self._settle(items, "task_release_many", self._releases(items),
-                                         full=True))
+        return _tasks(await self._settle(items, full=True))
 
     async def task_fail_many(self, items: Sequence[Failure]) -> Settled:
         """Record many failures in one statement (and one NOTIFY per capability)."""
-        return _tasks(await self._settle(items, "task_fail_many", self._failures(items),
-                                         full=True))
+        return _tasks(await self._settle(items, full=True))
 
     async def task_settle_many(self, items: Outcomes) -> SettledStatus:
         """task_complete_many, task_release_many or task_fail_many, by the kind of the
         items (one kind a call), answering each task's new status only: what a worker
         needs, without a whole row per task for the database to send and the client to
         read."""
-        if not items:
-            return []
+        found = await self._settle(items, full=False)
+        return [Status(r["status"]) if isinstance(r, dict) else r for r in found]
+
+    def _statement(self, items: Outcomes) -> tuple[str, dict[str, Any]]:
+        """The batched update for items of one kind, and its checked parameters."""
         first = items[0]
         if any(type(i) is not type(first) for i in items):
             raise BadInput("one kind of outcome a call: completions, releases or failures")
         if isinstance(first, Completion):
-            name = "task_complete_many"
-            params = self._completions(cast(Sequence[Completion], items))
-        elif isinstance(first, Releasing):
-            name, params = "task_release_many", self._releases(cast(Sequence[Releasing], items))
-        else:
-            name, params = "task_fail_many", self._failures(cast(Sequence[Failure], items))
-        found = await self._settle(items, name, params, full=False)
-        return [Status(r["status"]) if isinstance(r, dict) else r for r in found]
+            return "task_complete_many", self._completions(cast(Sequence[Completion], items))
+        if isinstance(first, Releasing):
+            return "task_release_many", self._releases(cast(Sequence[Releasing], items))
+        return "task_fail_many", self._failures(cast(Sequence[Failure], items))
 
     def _completions(self, items: Sequence[Completion]) -> dict[str, Any]:
         return _columns(items) | {
@@ -117,17 +113,17 @@ class BatchesMixin(QueueBase):
             "tracebacks": [i.traceback for i in items],
             "states": [self._jsonb(i.state, "the state") for i in items]}
 
-    async def _settle(self, items: Outcomes, name: str, params: dict[str, Any],
-                      full: bool) -> _Found:
+    async def _settle(self, items: Outcomes, *, full: bool) -> _Found:
         """Run one batched update: each task's row (all its columns when `full`, else its
         id, status and capability), or why it was not changed. A release or a failure
         NOTIFYs the claimers of every capability that got a task back to pending, in the
         same transaction."""
         if not items:
             return []
+        name, params = self._statement(items)
         statement = query(name) if full else _statuses_only(name)
         async with self.pool.connection() as conn:
-            if name == "task_complete_many":
+            if isinstance(items[0], Completion):  # nothing goes back to pending
                 cur = await conn.execute(statement, params, prepare=True)
                 found = await cur.fetchall()
             else:

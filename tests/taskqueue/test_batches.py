@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -134,6 +135,15 @@ async def test_settle_many_takes_one_kind_a_call(queue: TaskQueue) -> None:
     assert await queue.task_settle_many([]) == []
 
 
+def _recording(queue: TaskQueue, log: list[str]) -> Callable[[list[Completion]],
+                                                              Awaitable[list[object]]]:
+    """task_settle_many itself, noting `send N` in `log` as each batch goes out."""
+    async def settle(items: list[Completion]) -> list[object]:
+        log.append(f"send {len(items)}")
+        return list(await queue.task_settle_many(items))
+    return settle
+
+
 async def test_outcome_buffer_applies_many_in_one_batch_and_fences_each(
         queue: TaskQueue) -> None:
     for _ in range(5):
@@ -141,20 +151,13 @@ async def test_outcome_buffer_applies_many_in_one_batch_and_fences_each(
     tasks = await _claim(queue, 5)
     await queue.task_cancel(tasks[2].id)
     buffer = OutcomeBuffer(queue, flush_seconds=0.05)
-    calls = 0
-    original = queue.task_settle_many
-
-    async def counting(items: list[Completion]) -> list[object]:
-        nonlocal calls
-        calls += 1
-        return list(await original(items))
-
-    buffer._apply = counting  # count the statements, not fake them
+    sent: list[str] = []
+    buffer._apply = _recording(queue, sent)  # count the statements, not fake them
     results = await asyncio.gather(
         *(buffer.settle(Completion(t.id, "w", t.claim, {"i": i})) for i, t in enumerate(tasks)),
         return_exceptions=True)
     await buffer.aclose()
-    assert calls == 1
+    assert len(sent) == 1
     assert isinstance(results[2], LeaseLost)
     assert [r for i, r in enumerate(results) if i != 2] == [Status.SUCCEEDED] * 4
     assert [(await queue.task_get(t.id)).result for t in tasks] == [
@@ -169,12 +172,6 @@ async def test_outcome_buffer_wakes_the_claimer_before_it_sends_the_batch(
         await enqueue(queue)
     tasks = await _claim(queue, 2)
     order: list[str] = []
-    original = queue.task_settle_many
-
-    async def recorded(items: list[Completion]) -> list[object]:
-        order.append(f"send {len(items)}")
-        return list(await original(items))
-
     woken = asyncio.Event()
 
     async def claimer() -> None:
@@ -184,7 +181,7 @@ async def test_outcome_buffer_wakes_the_claimer_before_it_sends_the_batch(
     waiting = asyncio.create_task(claimer())
     await asyncio.sleep(0)
     buffer = OutcomeBuffer(queue, flush_seconds=30, in_flight=lambda: 2, on_flush=woken.set)
-    buffer._apply = recorded
+    buffer._apply = _recording(queue, order)
     statuses = await asyncio.gather(*(buffer.settle(Completion(t.id, "w", t.claim))
                                       for t in tasks))
     await waiting
