@@ -18,6 +18,7 @@ from bot.telegram.settings import TelegramSettings
 from bot.telegram.store import MessageStore, SentMessage
 from taskqueue import Approval, Event, NewAttachment, TaskQueue
 from tests.bot.fake_telegram import FakeTelegram, user
+from tests.timing import limit
 
 CHAT = -100123
 ALICE = user(11, "Alice")
@@ -67,9 +68,9 @@ async def park(queue: TaskQueue, question: str = "Send the application?", *,
                                  expires_in=expires_in)
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 5.0) -> Any:
-    """Await `check()` until it is truthy; its value, or AssertionError after `timeout`."""
-    deadline = time.monotonic() + timeout
+async def eventually(check: Callable[[], Awaitable[Any]], timeout: float | None = None) -> Any:
+    """Await `check()` until it is truthy; its value, or AssertionError past the suite's limit."""
+    deadline = time.monotonic() + limit(timeout)
     while not (value := await check()):
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for the database")

@@ -22,6 +22,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.timing import limit
+
 JSON_KEYS = {"chat_id", "message_id", "reply_markup", "reply_parameters", "offset", "timeout",
              "limit", "commands", "allowed_updates", "show_alert", "link_preview_options",
              "max_connections", "drop_pending_updates"}
@@ -151,9 +153,10 @@ class FakeTelegram:
         """The bot's messages that currently show inline buttons."""
         return [m for m in self.messages.values() if m.get("reply_markup")]
 
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
-        """Poll until `predicate()` is truthy; its value, or AssertionError after `timeout`."""
-        deadline = time.monotonic() + timeout
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
+        """Poll until `predicate()` is truthy; its value, or AssertionError past the suite's
+        limit (tests/timing.py)."""
+        deadline = time.monotonic() + limit(timeout)
         while not (value := predicate()):
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting; calls: {[c.method for c in self.calls]}")

@@ -25,6 +25,7 @@ from taskqueue import (
     TaskQueue,
 )
 from tests.taskqueue import handlers_for_tests as h
+from tests.taskqueue.worker_helpers import wait_for
 
 H = "tests.taskqueue.handlers_for_tests"
 
@@ -110,7 +111,8 @@ async def test_a_missed_cron_run_fires_once_at_start(queue: TaskQueue) -> None:
     sched.add("every-minute", body, CronTrigger.from_crontab("* * * * *", timezone=UTC),
               catch_up=True)
     sched.start()
-    await asyncio.sleep(0.5)
+    await wait_for(lambda: _async(bool(runs)))
+    await asyncio.sleep(1)  # room for a second run that must not come
     await sched.stop(grace=1)
     assert len(runs) == 1
 
@@ -127,7 +129,8 @@ async def test_ten_missed_runs_after_downtime_fire_once(queue: TaskQueue) -> Non
     sched.scheduler.modify_job("every-minute",
                                next_run_time=datetime.now(UTC) - timedelta(minutes=10))
     sched.start()
-    await asyncio.sleep(0.5)
+    await wait_for(lambda: _async(bool(runs)))
+    await asyncio.sleep(1)  # room for a second run that must not come
     await sched.stop(grace=1)
     assert len(runs) == 1
 
@@ -166,3 +169,7 @@ async def test_a_failing_job_logs_one_line_and_keeps_going(
 
 async def _noop() -> None:
     return None
+
+
+async def _async(value: bool) -> bool:
+    return value

@@ -209,7 +209,7 @@ async def test_outcome_buffer_sends_at_once_when_every_slice_has_handed_in(
     started = loop.time()
     last = await buffer.settle(Completion(tasks[2].id, "w", tasks[2].claim))
     done = await asyncio.gather(*first)
-    assert loop.time() - started < 5
+    assert loop.time() - started < 20  # not the 30 s timer
     assert [*done, last] == [Status.SUCCEEDED] * 3
     assert len(flushed) == 1 and buffer.outstanding == 0
     await buffer.aclose()

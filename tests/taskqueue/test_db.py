@@ -12,6 +12,7 @@ import pytest
 from taskqueue import DatabaseUnavailable, TaskQueue
 from taskqueue.store.db import check_pooled, check_reachable, describe, resolve_dsn
 from taskqueue.store.migrate import migrate
+from tests.taskqueue.worker_helpers import wait_for
 
 
 def test_resolve_dsn_uses_database_url_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,6 +47,17 @@ async def test_a_malformed_database_url_is_one_clear_error() -> None:
         await check_reachable("host=127.0.0.1 dbname")
 
 
+async def _terminate(admin: psycopg.AsyncConnection[Any], pid: int) -> None:
+    """Terminate a backend and wait until it has exited: the signal alone is asynchronous."""
+    await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+    async def exited() -> bool:
+        cur = await admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,))
+        return await cur.fetchone() is None
+
+    await wait_for(exited)
+
+
 async def _traced_check(conn: psycopg.AsyncConnection[Any], trace: Path) -> str:
     with trace.open("w") as out:
         conn.pgconn.trace(out.fileno())
@@ -63,7 +75,7 @@ async def test_the_pool_check_sends_nothing_on_a_quiet_connection_and_probes_a_d
         await conn.execute("SELECT 1")
         assert await _traced_check(conn, trace) == ""  # no round trip
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
-            await admin.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+            await _terminate(admin, conn.info.backend_pid)
         await asyncio.sleep(0.3)  # the server's goodbye reaches the socket
         with pytest.raises(psycopg.OperationalError):
             await _traced_check(conn, trace)
@@ -76,7 +88,7 @@ async def test_a_pool_replaces_a_terminated_connection_without_an_error(dsn: str
         async with q.pool.connection() as conn:
             pid = conn.info.backend_pid
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
-            await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            await _terminate(admin, pid)
         await asyncio.sleep(0.3)
         await q.task_enqueue("db.check")  # lent a fresh connection, not the dead one
         async with q.pool.connection() as conn:

@@ -6,7 +6,8 @@ import asyncio
 
 from taskqueue import Heartbeat, LeaseLost, Reaper, Status, TaskQueue
 from tests.taskqueue import handlers_for_tests as h
-from tests.taskqueue.worker_helpers import run_of, running_pool, wait_status
+from tests.taskqueue.worker_helpers import run_of, running_pool, wait_for, wait_status
+from tests.timing import patience
 
 
 async def test_heartbeat_interval_is_a_third_of_the_lease(queue: TaskQueue) -> None:
@@ -17,26 +18,33 @@ async def test_heartbeat_interval_is_a_third_of_the_lease(queue: TaskQueue) -> N
 
 
 async def test_heartbeat_keeps_a_long_slice_from_being_reaped(queue: TaskQueue) -> None:
-    enq = await queue.task_enqueue("demo", {"sleep": 1.5})
-    async with running_pool(queue, run_of(h.quick, lease=0.6)):
+    # A slice of two and a half leases, a beat every second: only a loop stalled for two
+    # seconds could miss it, whatever else the machine is doing.
+    lease = patience(3)
+    enq = await queue.task_enqueue("demo", {"sleep": 2.5 * lease})
+    async with running_pool(queue, run_of(h.quick, lease=lease)):
         await wait_status(queue, enq.id, "running")
         reaped = 0
-        for _ in range(6):
-            await asyncio.sleep(0.25)
+        while (task := await queue.task_get(enq.id)).status is Status.RUNNING:
             reaped += (await Reaper(queue).run_once()).requeued
+            await asyncio.sleep(0.25)
         task = await wait_status(queue, enq.id, "succeeded")
     assert reaped == 0 and task.attempts == 0
 
 
 async def test_heartbeat_extends_the_lease(queue: TaskQueue) -> None:
     await queue.task_enqueue("demo", {})
-    task = await queue.task_claim("demo", "w1", lease=0.3)
+    task = await queue.task_claim("demo", "w1", lease=3)
     assert task is not None and task.lease_expires_at is not None
-    async with Heartbeat(queue, task, "w1", lease=0.3):
-        await asyncio.sleep(0.5)
+    first = task.lease_expires_at
+
+    async def extended() -> bool:
         after = await queue.task_get(task.id)
-    assert after.status is Status.RUNNING
-    assert after.lease_expires_at is not None and after.lease_expires_at > task.lease_expires_at
+        return after.lease_expires_at is not None and after.lease_expires_at > first
+
+    async with Heartbeat(queue, task, "w1", lease=3):
+        await wait_for(extended)
+    assert (await queue.task_get(task.id)).status is Status.RUNNING
 
 
 async def test_heartbeat_reports_a_lost_lease_once(queue: TaskQueue) -> None:
@@ -46,6 +54,11 @@ async def test_heartbeat_reports_a_lost_lease_once(queue: TaskQueue) -> None:
     lost: list[Exception] = []
     async with Heartbeat(queue, task, "w1", lease=0.3, on_lost=lost.append) as beat:
         await queue.task_cancel(task.id)
-        await asyncio.sleep(0.5)
+        await wait_for(lambda: _async(bool(lost)))
+        await asyncio.sleep(1)  # ten more beats' time: none reports it again
     assert len(lost) == 1 and isinstance(lost[0], LeaseLost)
     assert beat.lost is lost[0]
+
+
+async def _async(value: bool) -> bool:
+    return value

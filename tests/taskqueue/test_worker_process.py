@@ -100,8 +100,8 @@ async def test_terminated_connections_mid_run_lose_nothing_and_run_nothing_twice
                for i in range(12)]
         await wait_for(lambda: _count_done(log, 3), timeout=15)
         assert terminate_backends(dsn) >= 2
-        await asyncio.sleep(0.5)
-        assert terminate_backends(dsn) >= 1
+        # Again, once the worker has connected anew.
+        await wait_for(lambda: _async(terminate_backends(dsn) >= 1))
         # The long poll interval means these only start if LISTEN came back.
         ids += [(await queue.task_enqueue("demo", {"log": str(log), "n": i})).id
                 for i in range(12, 16)]
@@ -193,3 +193,7 @@ async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
         assert code == 0
         await _each_ran_once(queue, log, ids)
     assert "listener reconnected" in out.read_text()
+
+
+async def _async(value: bool) -> bool:
+    return value

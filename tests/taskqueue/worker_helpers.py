@@ -24,6 +24,7 @@ from taskqueue import (
     WorkerPool,
 )
 from tests.taskqueue import handlers_for_tests as h
+from tests.timing import limit
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = "tests.taskqueue.handlers_for_tests"
@@ -51,9 +52,11 @@ async def running_pool(queue: TaskQueue, *runs: CapabilityRun, concurrency: int 
         await asyncio.wait_for(runner, 30)
 
 
-async def wait_for(check: Callable[[], Awaitable[Any]], timeout: float = 10,
+async def wait_for(check: Callable[[], Awaitable[Any]], timeout: float | None = None,
                    every: float = 0.05) -> Any:
-    """Poll `check` until it returns something truthy; its value."""
+    """Poll `check` until it returns something truthy; its value. The limit is the suite's
+    (tests/timing.py): a wait for what must happen never fails because the machine is busy."""
+    timeout = limit(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = await check()
@@ -65,7 +68,7 @@ async def wait_for(check: Callable[[], Awaitable[Any]], timeout: float = 10,
 
 
 async def wait_status(queue: TaskQueue, task_id: int, *statuses: str,
-                      timeout: float = 10) -> Task:
+                      timeout: float | None = None) -> Task:
     async def check() -> Task | None:
         task = await queue.task_get(task_id)
         return task if task.status in statuses else None

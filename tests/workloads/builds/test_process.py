@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.timing import limit
 from workloads.builds.process import CommandError, clean_env, run_command
 
 from .conftest import FAKE_BUILD
@@ -33,9 +34,9 @@ def _alive(pid: int) -> bool:
     return not stat.split(") ")[1].startswith("Z")
 
 
-async def gone(pid: int, timeout: float = 5) -> bool:
-    """Whether the process is dead (or a zombie) within `timeout` (a SIGKILL is async)."""
-    deadline = time.monotonic() + timeout
+async def gone(pid: int, timeout: float | None = None) -> bool:
+    """Whether the process is dead (or a zombie) within the suite's limit (a SIGKILL is async)."""
+    deadline = time.monotonic() + limit(timeout)
     while _alive(pid):
         if time.monotonic() > deadline:
             return False

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.timing import WAIT, patience
 from workloads.code_changes.process import Interrupted, kill_marked, run_command
 from workloads.code_changes.settings import render_command
 
@@ -53,19 +55,28 @@ async def _group(tmp_path: Path, **options: object) -> tuple[asyncio.Task, int]:
     run = asyncio.create_task(run_command(
         [sys.executable, str(script), str(pid_file)], cwd=tmp_path, log=tmp_path / "g.log",
         env={}, mark=f"t-{tmp_path.name}", **options))  # type: ignore[arg-type]
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text():
-            return run, int(pid_file.read_text())
+    deadline = time.monotonic() + WAIT
+    while not (pid_file.exists() and pid_file.read_text()):
+        if time.monotonic() > deadline:
+            raise AssertionError("the agent did not start")
         await asyncio.sleep(0.02)
-    raise AssertionError("the agent did not start")
+    return run, int(pid_file.read_text())
+
+
+async def _dies(pid: int) -> None:
+    """A SIGKILL lands asynchronously: wait (within the suite's limit) for the process to go."""
+    deadline = time.monotonic() + WAIT
+    while pid_alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} outlived its group's kill"
+        await asyncio.sleep(0.05)
 
 
 async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
-    run, child = await _group(tmp_path, timeout=1.0)
+    # Room for two interpreters to start on a busy machine before the timeout strikes.
+    run, child = await _group(tmp_path, timeout=patience(3))
     result = await run
     assert result.timed_out and not result.ok and "started" in result.tail
-    await asyncio.sleep(0.1)
-    assert not pid_alive(child)
+    await _dies(child)
 
 
 async def test_cancelled_stops_the_agent_and_its_children(tmp_path: Path) -> None:
@@ -77,12 +88,14 @@ async def test_cancelled_stops_the_agent_and_its_children(tmp_path: Path) -> Non
 
     run, child = await _group(tmp_path, timeout=30, cancelled=stop, heartbeat=beat,
                               heartbeat_every=0.1)
-    await asyncio.sleep(0.35)
+    deadline = time.monotonic() + WAIT
+    while len(beats) < 2:
+        assert time.monotonic() < deadline, "the agent's run never beat twice"
+        await asyncio.sleep(0.05)
     stop.set()
     with pytest.raises(Interrupted):
         await run
-    await asyncio.sleep(0.1)
-    assert not pid_alive(child) and len(beats) >= 2
+    await _dies(child)
 
 
 async def test_task_cancellation_kills_the_group_too(tmp_path: Path) -> None:
@@ -90,8 +103,7 @@ async def test_task_cancellation_kills_the_group_too(tmp_path: Path) -> None:
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
-    await asyncio.sleep(0.1)
-    assert not pid_alive(child)
+    await _dies(child)
 
 
 async def test_kill_marked_finds_processes_by_their_environment_mark(tmp_path: Path) -> None:
