@@ -81,6 +81,14 @@ class _ClonePool:
         self.threads[1].join(timeout=300)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A slow test (processes, browsers, compilers) gets three times a test's time limit: on a
+    busy machine building a wheel or the vCenter simulator alone can take minutes."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(900))
+
+
 @pytest.fixture(autouse=True)
 def _own_signoff_config(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands run in this process (`publish_path`) set SIGNOFF_CONFIG for their handlers;

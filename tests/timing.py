@@ -19,7 +19,7 @@ def patience(seconds: float) -> float:
     return seconds * SCALE
 
 
-WAIT = patience(30)
+WAIT = patience(60)
 """The longest a test waits for something that must happen."""
 
 LEASE = patience(20)

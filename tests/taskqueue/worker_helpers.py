@@ -18,6 +18,7 @@ from taskqueue import (
     CapabilityRun,
     Event,
     Handler,
+    Reaper,
     Task,
     TaskQueue,
     WorkerConfig,
@@ -75,6 +76,22 @@ async def wait_status(queue: TaskQueue, task_id: int, *statuses: str,
 
     result: Task = await wait_for(check, timeout)
     return result
+
+
+async def lapse_and_reap(queue: TaskQueue, where: str = "status = 'running'") -> int:
+    """A worker's lease lapses and the reaper puts its task back: how many it requeued.
+
+    The holder may be alive (a test that plays a stalled worker): its heartbeat can renew the
+    lease between the two statements, so both run again until the reaper takes something."""
+    async def reaped() -> int:
+        async with queue.pool.connection() as conn:
+            await conn.execute(  # type: ignore[call-overload]
+                "UPDATE tasks SET lease_expires_at = now() - interval '1 second' "
+                f"WHERE {where}")
+        return (await Reaper(queue).run_once()).requeued
+
+    found: int = await wait_for(reaped)
+    return found
 
 
 async def events(queue: TaskQueue, task_id: int, kind: str | None = None) -> list[Event]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from taskqueue import CapabilityRun, Decision, Handler, Reaper, TaskQueue, Tick, TickReport
+from taskqueue import CapabilityRun, Decision, Handler, TaskQueue, Tick, TickReport
+from tests.taskqueue.worker_helpers import lapse_and_reap
 
 
 async def tick(queue: TaskQueue, handler: Handler, capability: str = "roblox_build",
@@ -18,10 +19,7 @@ async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
 
 async def reap_dead_worker(queue: TaskQueue) -> None:
     """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    await backdate(queue, "UPDATE tasks SET lease_expires_at = now() - interval '1 second' "
-                          "WHERE status = 'running'")
-    report = await Reaper(queue).run_once()
-    assert report.requeued == 1, report
+    assert await lapse_and_reap(queue) == 1
 
 
 async def ready(queue: TaskQueue) -> None:

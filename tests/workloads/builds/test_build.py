@@ -8,10 +8,12 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from taskqueue import Status, TaskQueue
+from tests.timing import WAIT
 from workloads.builds.build import PID_FILE, kill_leftover
 from workloads.builds.handler import make_handler
 from workloads.builds.roblox import OpenCloud
@@ -30,15 +32,14 @@ async def test_a_build_whose_lease_is_lost_is_killed_with_its_children(
         roblox_settings: Callable[..., BuildSettings]) -> None:
     handler = make_handler(roblox_settings("hang"), OpenCloud())
     task_id = (await queue.task_enqueue(CAP, repo.payload())).id
-    running = asyncio.create_task(tick(queue, handler, lease=1))
+    running = asyncio.create_task(tick(queue, handler, lease=3))
     child_file = tmp_path / "work" / f"{CAP}-{task_id}" / "out" / "place.rbxlx.child"
-    for _ in range(300):
-        if child_file.exists():
-            break
+    deadline = time.monotonic() + WAIT
+    while not child_file.exists():
+        assert time.monotonic() < deadline, "the build never started"
         await asyncio.sleep(0.05)
-    assert child_file.exists(), "the build never started"
     await reap_dead_worker(queue)  # the lease lapsed: the task is someone else's now
-    report = await asyncio.wait_for(running, 15)
+    report = await asyncio.wait_for(running, WAIT)
     assert report.outcome == "lease_lost"
     assert await gone(int(child_file.read_text())), "the build outlived its lease"
     assert (await queue.task_get(task_id)).status == Status.PENDING

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from taskqueue import CapabilityRun, Decision, Handler, Reaper, Status, TaskQueue, Tick
-from tests.taskqueue.worker_helpers import ROOT, wait_for, wait_status
+from tests.taskqueue.worker_helpers import ROOT, lapse_and_reap, wait_for, wait_status
 from workloads.code_changes.change import POINTS
 from workloads.code_changes.handler import CAPABILITY, make_handler
 from workloads.code_changes.settings import CodeSettings
@@ -45,10 +45,7 @@ class Crasher:
 
 async def reap(queue: TaskQueue) -> None:
     """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    async with queue.pool.connection() as conn:
-        await conn.execute("UPDATE tasks SET lease_expires_at = now() - interval '1 second' "
-                           "WHERE status = 'running'")
-    assert (await Reaper(queue).run_once()).requeued == 1
+    assert await lapse_and_reap(queue) == 1
 
 
 async def assert_invariant(queue: TaskQueue, remote: Remote, github: FakeGitHub,
@@ -132,7 +129,7 @@ def _spawn_worker(dsn: str, config: Path, env: dict[str, str], log: Path
                   ) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "taskqueue", "worker", "--capability", CAPABILITY,
            "--handler", "workloads.code_changes.handler:handle", "--config", str(config),
-           "--lease", "2", "--poll-interval", "0.1"]
+           "--lease", "4", "--poll-interval", "0.1"]
     full = {**os.environ, "DATABASE_URL": dsn, "PYTHONUNBUFFERED": "1",
             "SIGNOFF_GITHUB_TOKEN": TOKEN, **env}
     with log.open("ab") as out:
@@ -153,14 +150,14 @@ async def test_kill_9_of_a_worker_while_the_agent_runs_recovers_and_pushes_once(
     try:
         await wait_for(lambda: _true(pids_file.exists()), timeout=20)
         agent, grandchild = (int(p) for p in pids_file.read_text().split())
-        await asyncio.sleep(2.5)  # longer than the lease: heartbeats keep the task
+        await asyncio.sleep(5)  # longer than the lease: heartbeats keep the task
         assert (await Reaper(queue).run_once()).requeued == 0
         first.send_signal(signal.SIGKILL)  # mid-stage: the agent is running
         assert await asyncio.to_thread(first.wait, 10) == -9
         # The agent itself dies with its parent (PDEATHSIG) ...
         await wait_for(lambda: _true(not pid_alive(agent)), timeout=5)
         assert (await queue.task_get(task_id)).status == Status.RUNNING
-        # ... and the recovery (the 2 s lease lapses, the reaper) stops the rest of its group.
+        # ... and the recovery (the 4 s lease lapses, the reaper) stops the rest of its group.
         await wait_for(lambda: _requeued(queue), timeout=10, every=0.2)
         second = _spawn_worker(dsn, config, env, log)
         try:

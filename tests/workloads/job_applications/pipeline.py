@@ -6,7 +6,8 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlparse
 
-from taskqueue import CapabilityRun, Decision, Handler, Reaper, TaskQueue, Tick, TickReport
+from taskqueue import CapabilityRun, Decision, Handler, TaskQueue, Tick, TickReport
+from tests.taskqueue.worker_helpers import lapse_and_reap
 from workloads.job_applications.boards import Posting
 from workloads.job_applications.codec import payload_for
 from workloads.job_applications.rank import Ranked, dedupe_key
@@ -86,7 +87,4 @@ async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
 
 async def reap_dead_worker(queue: TaskQueue) -> None:
     """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    await backdate(queue, "UPDATE tasks SET lease_expires_at = now() - interval '1 second' "
-                          "WHERE status = 'running'")
-    report = await Reaper(queue).run_once()
-    assert report.requeued == 1, report
+    assert await lapse_and_reap(queue) == 1

@@ -11,13 +11,13 @@ from taskqueue import (
     CapabilityRun,
     Decision,
     Handler,
-    Reaper,
     Status,
     Task,
     TaskQueue,
     Tick,
     TickReport,
 )
+from tests.taskqueue.worker_helpers import lapse_and_reap
 
 CAP = "vm_ops"
 Mutations = Callable[[], list[str]]
@@ -41,10 +41,7 @@ async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
 
 async def reap_dead_worker(queue: TaskQueue) -> None:
     """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    await backdate(queue, "UPDATE tasks SET lease_expires_at = now() - interval '1 second' "
-                          "WHERE status = 'running'")
-    report = await Reaper(queue).run_once()
-    assert report.requeued == 1, report
+    assert await lapse_and_reap(queue) == 1
 
 
 class Crasher:
