@@ -167,6 +167,12 @@ class Gate:
         await self.checkpoint("acted")
         return Gated(await self.finish(action, result), acted_now=True)
 
+    async def started(self) -> GatedAction | None:
+        """This gate's action under the task's latest approve, if one was started (finished or
+        not): what a slice resuming after a crash looks at before anything else."""
+        action = (await self.queue.gated_action_check(self.task.id)).action
+        return action if action is not None and action.kind == self.kind else None
+
     async def begin(self, fingerprint: str, *, detail: JSON | None = None,
                     state: JSON | None = None, check: str | None = None) -> GatedAction:
         """Check and save the marker, for an action run by the caller (then `finish` it).
