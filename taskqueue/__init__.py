@@ -7,6 +7,7 @@ heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config`
 
 from taskqueue.config.checker import Checker as ConfigChecker
 from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
+from taskqueue.config.section import ConfigSection
 from taskqueue.config.settings import (
     apply_capabilities,
     load_config,
@@ -119,6 +120,7 @@ __all__ = [
     "Config",
     "ConfigChecker",
     "ConfigError",
+    "ConfigSection",
     "Conflict",
     "DatabaseUnavailable",
     "Decision",
