@@ -7,6 +7,7 @@ heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config`
 
 from taskqueue.config.checker import Checker as ConfigChecker
 from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
+from taskqueue.config.section import ConfigSection
 from taskqueue.config.settings import (
     apply_capabilities,
     load_config,
@@ -44,6 +45,16 @@ from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
 from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
+from taskqueue.runtime.gate import (
+    ActionUncertain,
+    AlreadyActed,
+    Gate,
+    Gated,
+    NotApproved,
+    NothingHappened,
+    idempotency_key,
+    rename_points,
+)
 from taskqueue.runtime.handler import (
     Done,
     Fail,
@@ -74,6 +85,7 @@ from taskqueue.store.models import (
     Capability,
     Enqueued,
     Event,
+    GatedAction,
     NewAttachment,
     NewTask,
     Notification,
@@ -90,7 +102,9 @@ __all__ = [
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
+    "ActionUncertain",
     "AlertReport",
+    "AlreadyActed",
     "AlreadyDecided",
     "Approval",
     "ApprovalExpired",
@@ -106,6 +120,7 @@ __all__ = [
     "Config",
     "ConfigChecker",
     "ConfigError",
+    "ConfigSection",
     "Conflict",
     "DatabaseUnavailable",
     "Decision",
@@ -114,6 +129,9 @@ __all__ = [
     "Event",
     "Fail",
     "Failure",
+    "Gate",
+    "Gated",
+    "GatedAction",
     "Handler",
     "HealthCheck",
     "Heartbeat",
@@ -124,7 +142,9 @@ __all__ = [
     "MigrationError",
     "NewAttachment",
     "NewTask",
+    "NotApproved",
     "NotFound",
+    "NothingHappened",
     "NothingToClaim",
     "Notification",
     "ObservabilityServer",
@@ -169,6 +189,7 @@ __all__ = [
     "describe_dsn",
     "env_crash_points",
     "freeze_startup_objects",
+    "idempotency_key",
     "load_config",
     "load_handler",
     "migrate",
@@ -179,6 +200,7 @@ __all__ = [
     "read_signals",
     "read_stats",
     "reaper_check",
+    "rename_points",
     "resolve_dsn",
     "run_main",
     "run_slice",

@@ -31,7 +31,7 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
     [wheel] = dist.glob("signoff-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for shipped in ("taskqueue/store/migrations/0001_initial.sql",
-                    "taskqueue/store/sql/queries.sql",
+                    "taskqueue/store/sql/claim.sql",
                     "bot/telegram/migrations/0001_messages.sql",
                     "bot/telegram/templates/approval.html.j2",
                     "workloads/job_applications/templates/cv.tex.j2"):

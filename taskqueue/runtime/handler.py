@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import ConfigError
+from taskqueue.runtime.crashpoints import Checkpoint
+from taskqueue.runtime.gate import Act, Gate, Gated, Verify
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import JSON, NewAttachment, Task
 
@@ -93,6 +95,23 @@ class TaskContext:
         await self.queue.task_save_state(self.task.id, self.worker, state, claim=self.task.claim)
         self.state = dict(state)
         self.log.info("state saved")
+
+    def gate(self, kind: str, *, field: str = "fingerprint",
+             checkpoint: Checkpoint | None = None) -> Gate:
+        """The gated action `kind` of this task: only what a person approved (a request with
+        this `kind` naming the fingerprint under `field`), checked right before, done at
+        most once (taskqueue/runtime/gate.py)."""
+        return Gate(self.queue, self.task, self.worker, kind, field=field,
+                    checkpoint=checkpoint, log=self.log)
+
+    async def gated(self, kind: str, fingerprint: str, act: Act, *,
+                    verify: Verify | None = None, check: str | None = None,
+                    field: str = "fingerprint") -> Gated:
+        """`ctx.gate(kind).run(fingerprint, act, ...)`: act once on a person's approve of
+        exactly `fingerprint`. Uncaught, NotApproved fails the task and ActionUncertain
+        parks it with its question."""
+        return await self.gate(kind, field=field).run(fingerprint, act, verify=verify,
+                                                      check=check)
 
 
 def load_handler(spec: str, *, what: str = "handler") -> Callable[..., Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
+from taskqueue.runtime.gate import ActionUncertain, NotApproved
 from taskqueue.runtime.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
 from taskqueue.runtime.heartbeat import Heartbeat
 from taskqueue.runtime.outcomes import OutcomeBuffer
@@ -189,6 +190,11 @@ def _outcome_for(task: Task, kind: str, value: Any) -> tuple[Outcome | Fail, str
         return Fail(f"timed out after {value:g} s"), "timeout"
     if kind == "shutdown":
         return Release(), "shutdown"
+    if kind == "error" and isinstance(value, NotApproved):
+        return Fail(f"refusing the gated action {value.kind}: {value}"[:MAX_ERROR_CHARS],
+                    retryable=False), "failed"
+    if kind == "error" and isinstance(value, ActionUncertain):
+        return Park(value.question, request=value.request), "parked"
     if kind == "error":
         # Cut to the API's bounds: an exception's text must not stop its task from failing.
         text = "".join(traceback.format_exception(value))[-MAX_TRACEBACK_CHARS:]

@@ -39,6 +39,7 @@ from taskqueue.store.checks import (
     refuse_decided,
 )
 from taskqueue.store.db import check_pooled, check_reachable, resolve_dsn
+from taskqueue.store.gates import GatesMixin
 from taskqueue.store.models import (
     JSON,
     Approval,
@@ -55,7 +56,8 @@ from taskqueue.store.services import ServicesMixin
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 
 
-class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, QueueBase):
+class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
+                QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod

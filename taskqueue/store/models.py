@@ -260,3 +260,54 @@ class ProducerRun:
     created: int | None = None
     existing: int | None = None
     report: JSON | None = None
+
+
+@dataclass(frozen=True)
+class GatedAction:
+    """The action one approve permitted (taskqueue.Gate): its started marker, the idempotency
+    key handed to it, and, once settled, its result (`settled_by` acted or verified)."""
+
+    approval_id: int
+    task_id: int
+    kind: str
+    fingerprint: str
+    key: str
+    approved_by: str
+    detail: JSON
+    worker: str
+    claim: str
+    attempts: int
+    started_at: datetime
+    result: JSON | None = None
+    settled_by: str | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+    def to_json(self) -> JSON:
+        return {
+            "approval_id": self.approval_id, "task_id": self.task_id, "kind": self.kind,
+            "fingerprint": self.fingerprint, "key": self.key, "approved_by": self.approved_by,
+            "detail": self.detail,
+            "worker": self.worker, "attempts": self.attempts,
+            "started_at": iso(self.started_at), "result": self.result,
+            "settled_by": self.settled_by, "finished_at": iso(self.finished_at),
+        }
+
+
+@dataclass(frozen=True)
+class GateView:
+    """What a gate reads right before acting, in one snapshot: the task's status and claim,
+    its latest approval (None: it never parked) and that approval's action (None: not started)."""
+
+    task_id: int
+    status: str
+    worker: str | None
+    claim: str | None
+    approval_id: int | None
+    decision: Decision | None
+    decided_by: str | None
+    request: JSON
+    action: GatedAction | None

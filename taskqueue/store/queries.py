@@ -1,4 +1,4 @@
-"""Loads the named queries of sql/queries.sql once into a dict keyed by name."""
+"""Loads the named queries of every sql/*.sql file once into one dict keyed by name."""
 
 from __future__ import annotations
 
@@ -29,11 +29,26 @@ def _strip_trailing_comments(body: str) -> str:
     return "\n".join(lines).strip()
 
 
+def merge(files: dict[str, str]) -> dict[str, str]:
+    """The queries of several files ({file name: text}) in one dict; a name is unique across
+    them all (ValueError naming both files otherwise)."""
+    queries: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for file_name, text in sorted(files.items()):
+        for name, sql in parse(text).items():
+            if name in queries:
+                raise ValueError(f"query {name} is defined in {where[name]} and {file_name}")
+            queries[name], where[name] = sql, file_name
+    return queries
+
+
 @cache
 def load() -> dict[str, str]:
-    """All runtime queries, read from the package once."""
-    text = resources.files(__package__).joinpath("sql", "queries.sql").read_text("utf-8")
-    return parse(text)
+    """All runtime queries, read from the package's sql/*.sql files once (one file per area:
+    claim, worker, decisions, reads, notifications, maintenance, ...)."""
+    folder = resources.files(__package__).joinpath("sql")
+    return merge({f.name: f.read_text("utf-8") for f in folder.iterdir()
+                  if f.name.endswith(".sql")})
 
 
 def query(name: str) -> str:

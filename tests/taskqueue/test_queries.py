@@ -1,4 +1,5 @@
-"""The named queries of sql/queries.sql: one block per name, and every name the code runs."""
+"""The named queries of sql/*.sql: one block per name across the files, and every name the
+code runs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import taskqueue
-from taskqueue.store.queries import load, parse
+from taskqueue.store.queries import load, merge, parse
 
 
 def test_parse_splits_named_blocks_and_drops_trailing_comments() -> None:
@@ -30,3 +31,17 @@ def test_every_query_the_code_runs_is_defined() -> None:
     assert {"task_claim", "task_enqueue", "task_fail"} <= used
     assert all(sql.strip() for sql in names.values())
     assert used <= set(names)
+
+
+def test_merge_refuses_a_name_defined_in_two_files() -> None:
+    with pytest.raises(ValueError, match=r"a\.sql and b\.sql"):
+        merge({"a.sql": "-- name: x\nSELECT 1;\n", "b.sql": "-- name: x\nSELECT 2;\n"})
+
+
+def test_every_named_query_is_unique_across_the_area_files() -> None:
+    folder = Path(taskqueue.__file__).parent / "store" / "sql"
+    files = sorted(folder.glob("*.sql"))
+    assert {f.stem for f in files} >= {"claim", "decisions", "notifications", "reads",
+                                       "maintenance"}
+    names = [name for f in files for name in parse(f.read_text())]
+    assert len(names) == len(set(names)) == len(load())

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from taskqueue import ConfigError, workload_section
+from taskqueue import ConfigError, ConfigSection, workload_section
 
 __all__ = ["CONFIG_ENV", "SECTION", "BriefingSettings", "SettingsError", "load_settings"]
 
@@ -25,6 +25,11 @@ TELEGRAM_LIMIT = 4096
 
 class SettingsError(ConfigError):
     """A briefing setting is invalid."""
+
+
+# The section's field checks (the core's, shared by every workload).
+_CHECK = ConfigSection(SECTION, error=SettingsError)
+_fail = _CHECK.fail
 
 
 @dataclass(frozen=True)
@@ -46,30 +51,19 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     return build(workload_section("briefing", path, env)[0])
 
 
-def _fail(key: str, message: str) -> SettingsError:
-    return SettingsError(f"{SECTION}.{key}: {message}")
-
-
-def _whole(raw: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _fail(key, f"must be a whole number from {low} to {high}, not {value!r}")
-    return value
 
 
 def build(raw: Mapping[str, Any]) -> BriefingSettings:
     """Settings from the section's table; every key optional."""
-    for key in raw:
-        if key not in _KEYS:
-            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    _CHECK.known(raw, _KEYS)
     fields = raw.get("name_fields", list(DEFAULT_NAME_FIELDS))
     if (not isinstance(fields, list) or not fields
             or not all(isinstance(f, str) and f.strip() for f in fields) or len(fields) > 20):
         raise _fail("name_fields", f"must be a list of 1-20 payload field names, not {fields!r}")
     return BriefingSettings(
-        max_items=_whole(raw, "max_items", 8, 0, 50),
+        max_items=_CHECK.whole(raw, "max_items", 8, 0, 50),
         name_fields=tuple(f.strip() for f in fields),
-        name_chars=_whole(raw, "name_chars", 80, 10, 500),
-        error_chars=_whole(raw, "error_chars", 200, 20, 2000),
-        max_chars=_whole(raw, "max_chars", 4000, 500, TELEGRAM_LIMIT),
+        name_chars=_CHECK.whole(raw, "name_chars", 80, 10, 500),
+        error_chars=_CHECK.whole(raw, "error_chars", 200, 20, 2000),
+        max_chars=_CHECK.whole(raw, "max_chars", 4000, 500, TELEGRAM_LIMIT),
     )

@@ -1,64 +1,53 @@
 """The publish stage: only the artifact a person approved, checked twice, sent at most once.
 
-Right before the upload the approval is read again from the database (an approve, by a
-person, of a `build_publish` request naming this checksum) and the checksum is computed
-again from the stored file; a mismatch parks again with a new summary. `publish_started`
-is saved (fenced on the claim) before anything is sent. A slice that finds it without a
+Right before the upload the checksum is computed again from the stored file (a mismatch
+parks again with a new summary), then the upload runs as the core's gated action (kind
+`build_publish`, fingerprint `sha256`): the approval is read again from the database (an
+approve, by a person, of a request naming this checksum) and the gate's started marker is
+saved under the claim before anything is sent. A slice that finds the marker without a
 recorded result cannot know whether the upload happened, and neither Open Cloud nor
 TestFlight takes an idempotency key, so it never uploads again: it asks the person.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
-from taskqueue import Approval, Decision, Done, Fail, Outcome, Status
+from taskqueue import (
+    ActionUncertain,
+    Approval,
+    Decision,
+    Done,
+    Fail,
+    Gate,
+    GatedAction,
+    NotApproved,
+    NothingHappened,
+    Outcome,
+    rename_points,
+)
 from workloads.builds.job import BuildJob, PublishError
 from workloads.builds.review import KIND, UNKNOWN, park_stage, republish_park
 from workloads.builds.store import Artifact
 
-__all__ = ["NotApproved", "approval_problem", "done", "publish_stage", "resume_after_publish"]
+__all__ = ["done", "publish_stage", "resume_after_publish"]
+
+# The gate's steps under this workload's crash-point names.
+POINT_NAMES = {"verified": "publish.verified", "marked": "publish.marked",
+               "acted": "publish.sent"}
 
 
-class NotApproved(Exception):
-    """The database does not show a person's approve of this exact artifact."""
-
-
-def approval_problem(job: BuildJob, fresh_status: Status, fresh_claim: str | None,
-                     a: Approval | None, expected: str) -> str | None:
-    """Why the latest approval does not allow this upload; None when it does."""
-    if fresh_status != Status.RUNNING or fresh_claim != job.task.claim:
-        return f"this worker no longer holds the task (it is {fresh_status.value})"
-    if a is None or a.decision != Decision.APPROVED:
-        return f"the latest decision is {a.decision.value if a and a.decision else 'none'}"
-    if not (a.decided_by or "").strip():
-        return "the approval names no person"
-    if a.request.get("kind") != KIND:
-        return f"the latest approval is a {a.request.get('kind')!r} question, not a publish"
-    if a.request.get("sha256") != expected:
-        return "the approved checksum differs from the artifact about to be published"
-    return None
-
-
-async def _verify(job: BuildJob, expected: str) -> Approval:
-    fresh = await job.ctx.queue.task_get(job.task.id)
-    problem = approval_problem(job, fresh.status, fresh.claim, fresh.approval, expected)
-    if problem is not None or fresh.approval is None:
-        raise NotApproved(problem)
-    return fresh.approval
+def _gate(job: BuildJob) -> Gate:
+    return job.ctx.gate(KIND, field="sha256",
+                        checkpoint=rename_points(job.checkpoint, POINT_NAMES))
 
 
 async def publish_stage(job: BuildJob) -> Outcome:
-    """Verify the approve and the checksum, mark, upload once, record the result."""
+    """Check the checksum, then upload once through the gate and record the result."""
     approved = job.state["approved"]
     artifact = Artifact.from_json(job.state["build"]["artifact"])
     try:
-        approval = await _verify(job, approved["sha256"])
         sha256, payload = await job.publisher.prepare(job, artifact)
-    except NotApproved as exc:
-        await job.stage_event("publish_refused", reason=str(exc))
-        return Fail(f"refusing to publish: {exc}", retryable=False)
     except OSError:  # the stored file is gone: build again; the new one needs a new approve
         await job.stage_event("artifact_missing")
         job.state.pop("approved")
@@ -71,34 +60,48 @@ async def publish_stage(job: BuildJob) -> Outcome:
         job.state.pop("approved")
         return await park_stage(job, warning="the artifact's checksum no longer matched "
                                               f"the approved one ({approved['sha256'][:12]})")
-    await job.checkpoint("publish.verified")
-    return await _send(job, artifact, approval, payload)
+    return await _send(job, artifact, sha256, payload)
 
 
-async def _send(job: BuildJob, artifact: Artifact, approval: Approval, payload: Any) -> Outcome:
-    job.state["publish_started"] = {
-        "sha256": job.state["approved"]["sha256"], "approval_id": approval.id,
-        "approved_by": approval.decided_by, "at": datetime.now(UTC).isoformat()}
-    await job.save()
-    await job.stage_event("publish_started")
-    await job.checkpoint("publish.marked")
+async def _send(job: BuildJob, artifact: Artifact, sha256: str, payload: Any) -> Outcome:
+    async def upload(action: GatedAction) -> dict[str, Any]:
+        await job.stage_event("publish_started")
+        try:
+            return await job.publisher.send(job, artifact, payload)
+        except PublishError as exc:
+            if not exc.sent:  # the server refused it or was never reached
+                raise NothingHappened(str(exc)) from exc
+            raise
+
+    gate = _gate(job)
     try:
-        result = await job.publisher.send(job, artifact, payload)
-    except PublishError as exc:
-        return await _failed(job, exc)
-    await job.checkpoint("publish.sent")
-    job.state["publish_result"] = result
+        sent = await gate.run(sha256, upload, state=job.state)
+    except NotApproved as exc:
+        await job.stage_event("publish_refused", reason=str(exc))
+        return Fail(f"refusing to publish: {exc}", retryable=False)
+    except ActionUncertain as exc:  # started before a crash, never recorded
+        return await republish_park(job, UNKNOWN, _started(exc.action))
+    except NothingHappened as exc:
+        assert isinstance(exc.__cause__, PublishError)
+        return await _failed(job, exc.__cause__)
+    except PublishError as exc:  # maybe sent: ask
+        await job.stage_event("publish_uncertain")
+        started = await gate.started()
+        assert started is not None
+        return await republish_park(job, f"{UNKNOWN} ({exc})", _started(started))
+    job.state.update(publish_started=_started(sent.action), publish_result=sent.result)
     await job.save()
     await job.checkpoint("publish.end")
     return await done(job, confirmed_by=None)
 
 
+def _started(action: GatedAction) -> dict[str, Any]:
+    return {"sha256": action.fingerprint, "approval_id": action.approval_id,
+            "approved_by": action.approved_by, "at": action.started_at.isoformat()}
+
+
 async def _failed(job: BuildJob, exc: PublishError) -> Outcome:
-    """Maybe sent: ask. Certainly not sent: clear the marker; retry later or fail."""
-    if exc.sent:
-        await job.stage_event("publish_uncertain")
-        return await republish_park(job, f"{UNKNOWN} ({exc})")
-    job.state.pop("publish_started", None)
+    """Certainly not sent (the gate dropped its marker): retry later or fail."""
     retries = int(job.state.get("publish_retries", 0)) + 1
     if exc.retryable and retries <= job.settings.max_publish_retries:
         job.state["publish_retries"] = retries
@@ -119,7 +122,7 @@ async def resume_after_publish(job: BuildJob, answer: Approval | None) -> Outcom
     if job.state.get("publish_result") is not None:
         return await done(job, confirmed_by=None)
     if answer is None or answer.request.get("step") != "republish":
-        return await republish_park(job, UNKNOWN)
+        return await republish_park(job, UNKNOWN, job.state["publish_started"])
     if answer.decision == Decision.REVISED:
         job.state["publish_result"] = {"unconfirmed": True, "note": answer.note}
         return await done(job, confirmed_by=answer.decided_by)

@@ -75,10 +75,11 @@ async def park_stage(job: BuildJob, warning: str | None = None) -> Outcome:
                 attachments=(_log_attachment(job),))
 
 
-async def republish_park(job: BuildJob, reason: str) -> Outcome:
-    """The upload may or may not have happened: ask before uploading again."""
+async def republish_park(job: BuildJob, reason: str, started: dict[str, Any]) -> Outcome:
+    """The upload may or may not have happened (`started`: the gate's marker, which has no
+    result): ask before uploading again."""
     artifact = Artifact.from_json(job.state["build"]["artifact"])
-    started = job.state["publish_started"]
+    job.state["publish_started"] = started
     request = request_for(job, artifact, started["sha256"], "republish",
                           f"{reason}; approved by {started['approved_by']} at {started['at']}")
     job.state["stage"] = "await_republish"

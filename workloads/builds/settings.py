@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, data_dir, workload_section
+from taskqueue import ConfigError, ConfigSection, data_dir, workload_section
 
 __all__ = ["PLACEHOLDERS", "BuildSettings", "SettingsError", "load_settings"]
 
@@ -87,11 +87,12 @@ def load_settings(capability: str, path: str | os.PathLike[str] | None = None,
 
 
 class _Reader:
+    """The section's reads: the core's field checks plus commands, globs and paths."""
+
     def __init__(self, capability: str, raw: Mapping[str, Any]) -> None:
         self.capability, self.raw = capability, raw
-
-    def fail(self, key: str, message: str) -> SettingsError:
-        return SettingsError(f"workloads.{self.capability}.{key}: {message}")
+        self.check = ConfigSection(f"workloads.{capability}", error=SettingsError)
+        self.fail = self.check.fail
 
     def command(self, key: str, allowed: frozenset[str]) -> tuple[str, ...]:
         value = self.raw.get(key)
@@ -115,27 +116,17 @@ class _Reader:
         return tuple(value)
 
     def number(self, key: str, default: float, *, whole: bool = False) -> Any:
-        value = self.raw.get(key, default)
-        kind = int if whole else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
-            raise self.fail(key, f"must be a {'whole ' if whole else ''}number above 0, "
-                                 f"not {value!r}")
-        return value
+        return self.check.positive(self.raw, key, default, whole=whole)
 
     def path(self, key: str, base: Path, default: Path) -> Path:
         value = self.raw.get(key)
         if value is None:
             return default
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a non-empty string, not {value!r}")
-        path = Path(value).expanduser()
+        path = Path(self.check.text(self.raw, key)).expanduser()
         return path if path.is_absolute() else base / path
 
     def text(self, key: str, default: str) -> str:
-        value = self.raw.get(key, default)
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a non-empty string, not {value!r}")
-        return value.strip()
+        return self.check.text(self.raw, key, default)
 
 
 def _build(capability: str, raw: Mapping[str, Any], base: Path,

@@ -1,40 +1,29 @@
 """Stages 4 and 5: push the approved commit, then open the pull request; never twice.
 
-The push happens only after a person's approve of exactly the commit the branch points at:
-the approval is read again from the database, the branch head and the worktree are checked,
-and the refspec `<sha>:refs/heads/<branch>` can push nothing else. `push_started` is saved
-before the push; a slice that finds it asks the remote (`git ls-remote`) whether the branch
-is there at that commit before pushing again. A repeated pull-request call answers 422 and
+The push is the gated action (taskqueue's Gate, kind `code_change`, fingerprint `commit`):
+it happens only after a person's approve of exactly the commit the branch points at, read
+again from the database right before; the branch head and the worktree are checked first,
+and the refspec `<sha>:refs/heads/<branch>` can push nothing else. A slice that finds the
+push started and never recorded asks the remote (`git ls-remote`, the gate's verify) whether
+the branch is there at that commit before pushing again; git takes no idempotency key, but
+pushing the same commit twice changes nothing. A repeated pull-request call answers 422 and
 the open one is looked up, so a crash between the call and the save opens nothing twice.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
-from taskqueue import Decision, Done, Fail, Outcome, Status
+from taskqueue import Done, Fail, GatedAction, NotApproved, Outcome, rename_points
 from workloads.code_changes.change import Change
 from workloads.code_changes.git import GitError, git
 from workloads.code_changes.github import PullRequestError, open_pull_request
 from workloads.code_changes.review import KIND
 
-__all__ = ["approval_problem", "done_stage", "pr_stage", "push_stage"]
+__all__ = ["done_stage", "pr_stage", "push_stage"]
 
-
-async def approval_problem(c: Change, sha: str) -> str | None:
-    """Why the task's latest approval does not allow pushing `sha`; None when it does."""
-    fresh = await c.ctx.queue.task_get(c.task.id)
-    a = fresh.approval
-    if fresh.status != Status.RUNNING or fresh.claim != c.task.claim:
-        return f"this worker no longer holds the task (it is {fresh.status.value})"
-    if a is None or a.decision != Decision.APPROVED:
-        return f"the latest decision is {a.decision.value if a and a.decision else 'none'}"
-    if not (a.decided_by or "").strip():
-        return "the approval names no person"
-    if a.request.get("kind") != KIND or a.request.get("commit") != sha:
-        return f"the approved request is not for commit {sha[:12]}"
-    return None
+# The gate's steps under this workload's crash-point names.
+POINT_NAMES = {"marked": "push.marked", "acted": "push.pushed"}
 
 
 def _github_repo(c: Change) -> str | None:
@@ -66,43 +55,42 @@ async def _moved_or_dirty(c: Change, sha: str) -> Outcome | None:
 
 
 async def push_stage(c: Change) -> Outcome:
-    """Verify the approve, then push the approved commit (at most once, across crashes)."""
+    """Check the branch, then push the approved commit through the gate (at most once)."""
     sha = str(c.state["parked_sha"])
-    if (problem := await approval_problem(c, sha)) is not None:
-        await c.stage_event("push_refused", reason=problem)
-        return Fail(f"refusing to push: {problem}", retryable=False)
     gh = c.settings.github
     if gh is not None and (not gh.token or not _github_repo(c)):
         return Fail("pull requests are configured but SIGNOFF_GITHUB_TOKEN or the GitHub "
                     "repository (owner/name) is missing; nothing was pushed", retryable=False)
+    gate = c.ctx.gate(KIND, field="commit", checkpoint=rename_points(c.checkpoint, POINT_NAMES))
+
+    async def on_remote(action: GatedAction) -> bool:  # pushed before a crash?
+        return await _remote_sha(c) == sha
+
     try:
         if (outcome := await _moved_or_dirty(c, sha)) is not None:
             return outcome
-        started = c.state.get("push_started") or {}
-        if started.get("sha") == sha and await _remote_sha(c) == sha:
-            await c.stage_event("push_found", commit=sha)  # pushed before a crash
-        else:
-            await _push(c, sha)
+        pushed = await gate.run(sha, lambda action: _push(c, sha), verify=on_remote)
+    except NotApproved as exc:
+        await c.stage_event("push_refused", reason=str(exc))
+        return Fail(f"refusing to push: {exc}", retryable=False)
     except GitError as exc:
         retryable = "rejected" not in exc.stderr and "non-fast-forward" not in exc.stderr
         return Fail(f"push failed: {exc}", retryable=retryable)
-    c.state.update(pushed=sha, stage="pr" if gh is not None else "done")
+    if not pushed.acted_now:
+        await c.stage_event("push_found", commit=sha)
+    a = pushed.action
+    c.state.update(pushed=sha, stage="pr" if gh is not None else "done", push_started={
+        "sha": sha, "approval_id": a.approval_id, "approved_by": a.approved_by,
+        "at": a.started_at.isoformat()})
     await c.save()
     return await (pr_stage(c) if gh is not None else done_stage(c))
 
 
 async def _push(c: Change, sha: str) -> None:
-    a = c.task.approval
-    c.state["push_started"] = {"sha": sha, "approval_id": a.id if a else None,
-                               "approved_by": a.decided_by if a else None,
-                               "at": datetime.now(UTC).isoformat()}
-    await c.save()
     await c.stage_event("push_started", commit=sha)
-    await c.checkpoint("push.marked")
     await git("push", "-q", c.payload.repo, f"{sha}:refs/heads/{c.branch}", cwd=c.mirror,
               timeout=c.settings.git_timeout)
     await c.stage_event("pushed", commit=sha)
-    await c.checkpoint("push.pushed")
 
 
 def _body(c: Change) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, data_dir, workload_section
+from taskqueue import ConfigError, ConfigSection, data_dir, workload_section
 
 __all__ = ["PLACEHOLDERS", "SECTION", "CodeSettings", "SettingsError", "load_settings"]
 
@@ -34,6 +34,11 @@ _BRANCH_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,60}$")
 
 class SettingsError(ConfigError):
     """A code-changes setting is missing or invalid."""
+
+
+# The section's field checks (the core's, shared by every workload).
+_CHECK = ConfigSection(SECTION, error=SettingsError)
+_fail = _CHECK.fail
 
 
 @dataclass(frozen=True)
@@ -75,33 +80,28 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     return build(raw, base, env)
 
 
-def _fail(key: str, message: str) -> SettingsError:
-    return SettingsError(f"{SECTION}.{key}: {message}")
-
 
 def build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> CodeSettings:
     """Settings from the section's raw table (paths relative to `base`)."""
-    for key in raw:
-        if key not in _KEYS:
-            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    _CHECK.known(raw, _KEYS)
     workspace = raw.get("workspace")
     prefix = raw.get("branch_prefix", "signoff/task-")
     if not isinstance(prefix, str) or not _BRANCH_PREFIX.match(prefix) or ".." in prefix:
         raise _fail("branch_prefix", f"must be a plain branch-name prefix, not {prefix!r}")
     return CodeSettings(
-        workspace=(_path(base, _text(raw, "workspace")) if workspace is not None
-                   else data_dir(env) / "code_changes"),
+        workspace=(_path(base, _CHECK.text(raw, "workspace", one_line=True))
+                   if workspace is not None else data_dir(env) / "code_changes"),
         agent_command=_command(raw, "agent_command"),
-        agent_timeout=_positive(raw, "agent_timeout_seconds", 1800.0),
+        agent_timeout=_CHECK.positive(raw, "agent_timeout_seconds", 1800.0),
         test_command=_command(raw, "test_command"),
-        test_timeout=_positive(raw, "test_timeout_seconds", 900.0),
-        git_timeout=_positive(raw, "git_timeout_seconds", 300.0),
+        test_timeout=_CHECK.positive(raw, "test_timeout_seconds", 900.0),
+        git_timeout=_CHECK.positive(raw, "git_timeout_seconds", 300.0),
         branch_prefix=prefix,
-        author_name=_text(raw, "author_name", "Signoff"),
-        author_email=_text(raw, "author_email", "signoff@localhost"),
-        output_tail_bytes=_positive(raw, "output_tail_bytes", 64 * 1024, whole=True),
-        log_max_bytes=_positive(raw, "log_max_bytes", 256 * 1024 * 1024, whole=True),
-        max_instruction_bytes=_positive(raw, "max_instruction_bytes", 20 * 1024, whole=True),
+        author_name=_CHECK.text(raw, "author_name", "Signoff", one_line=True),
+        author_email=_CHECK.text(raw, "author_email", "signoff@localhost", one_line=True),
+        output_tail_bytes=_CHECK.positive(raw, "output_tail_bytes", 64 * 1024, whole=True),
+        log_max_bytes=_CHECK.positive(raw, "log_max_bytes", 256 * 1024 * 1024, whole=True),
+        max_instruction_bytes=_CHECK.positive(raw, "max_instruction_bytes", 20 * 1024, whole=True),
         allowed_repos=_strings(raw, "allowed_repos"),
         github=_github(raw.get("github"), env),
     )
@@ -112,20 +112,6 @@ def _path(base: Path, value: str) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _text(table: Mapping[str, Any], key: str, default: str | None = None) -> str:
-    value = table.get(key, default)
-    if not isinstance(value, str) or not value.strip() or "\n" in value:
-        raise _fail(key, f"must be a non-empty one-line string, not {value!r}")
-    return value.strip()
-
-
-def _positive(table: Mapping[str, Any], key: str, default: Any, *, whole: bool = False) -> Any:
-    value = table.get(key, default)
-    kind = int if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
-        noun = "a whole number" if whole else "a number"
-        raise _fail(key, f"must be {noun} above 0, not {value!r}")
-    return value
 
 
 def _strings(table: Mapping[str, Any], key: str) -> tuple[str, ...]:
@@ -156,14 +142,14 @@ def _github(raw: Any, env: Mapping[str, str]) -> GitHubSettings | None:
     for key in raw:
         if key not in _GITHUB_KEYS:
             raise _fail(f"github.{key}", f"unknown key; expected {', '.join(sorted(_GITHUB_KEYS))}")
-    api_url = _text(raw, "api_url", "https://api.github.com").rstrip("/")
+    api_url = _CHECK.text(raw, "api_url", "https://api.github.com", one_line=True).rstrip("/")
     if not api_url.startswith(("http://", "https://")):
         raise _fail("github.api_url", f"must start with http:// or https://, not {api_url!r}")
     repo = raw.get("repo")
     if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1):
         raise _fail("github.repo", f"must look like owner/name, not {repo!r}")
     return GitHubSettings(api_url=api_url, repo=repo,
-                          timeout=_positive(raw, "timeout_seconds", 30.0),
+                          timeout=_CHECK.positive(raw, "timeout_seconds", 30.0),
                           token=env.get(TOKEN_ENV, ""))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import Config, ConfigError, data_dir, workload_section
+from taskqueue import Config, ConfigError, ConfigSection, data_dir, workload_section
 from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
 from workloads.job_applications.model_drafter import ModelConfig
 
@@ -49,6 +49,11 @@ ENV = {
 
 class SettingsError(ConfigError):
     """A job-application setting is missing or invalid."""
+
+
+# The section's field checks (the core's, shared by every workload).
+_CHECK = ConfigSection(SECTION, error=SettingsError)
+_fail = _CHECK.fail
 
 
 @dataclass(frozen=True)
@@ -132,26 +137,22 @@ def _number(var: str, value: str) -> float | int:
     return int(number) if number.is_integer() else number
 
 
-def _fail(key: str, message: str) -> SettingsError:
-    return SettingsError(f"{SECTION}.{key}: {message}")
-
 
 def _build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> JobSettings:
-    for key in raw:
-        if key not in _KEYS:
-            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    _CHECK.known(raw, _KEYS)
     if "profile" not in raw:
         raise _fail("profile", f"required: the candidate profile file (or {ENV['profile']})")
     artifacts = raw.get("artifacts")
     return JobSettings(
-        profile=_path(base, _text(raw, "profile")),
+        profile=_path(base, _CHECK.text(raw, "profile")),
         boards=_boards(raw.get("boards", [])),
-        top=_positive(raw, "top", DEFAULT_TOP, whole=True),
-        min_score=_score(raw),
-        artifacts=_path(base, _text(raw, "artifacts")) if artifacts else default_artifacts(env),
-        browser_timeout=_positive(raw, "browser_timeout_seconds", DEFAULT_BROWSER_TIMEOUT),
-        board_timeout=_positive(raw, "board_timeout_seconds", DEFAULT_BOARD_TIMEOUT),
-        cv_max_pages=_positive(raw, "cv_max_pages", 2, whole=True),
+        top=_CHECK.positive(raw, "top", DEFAULT_TOP, whole=True),
+        min_score=_CHECK.whole(raw, "min_score", DEFAULT_MIN_SCORE, 0, 100),
+        artifacts=(_path(base, _CHECK.text(raw, "artifacts")) if artifacts
+                   else default_artifacts(env)),
+        browser_timeout=_CHECK.positive(raw, "browser_timeout_seconds", DEFAULT_BROWSER_TIMEOUT),
+        board_timeout=_CHECK.positive(raw, "board_timeout_seconds", DEFAULT_BOARD_TIMEOUT),
+        cv_max_pages=_CHECK.positive(raw, "cv_max_pages", 2, whole=True),
         model=_model(raw.get("model"), env),
     )
 
@@ -161,27 +162,7 @@ def _path(base: Path, value: str) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _text(table: Mapping[str, Any], key: str, where: str = "") -> str:
-    value = table.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(f"{where}{key}", f"must be a non-empty string, not {value!r}")
-    return value.strip()
 
-
-def _positive(table: Mapping[str, Any], key: str, default: Any, *, whole: bool = False) -> Any:
-    value = table.get(key, default)
-    kind = int if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
-        noun = "a whole number" if whole else "a number"
-        raise _fail(key, f"must be {noun} above 0, not {value!r}")
-    return value
-
-
-def _score(raw: Mapping[str, Any]) -> int:
-    value = raw.get("min_score", DEFAULT_MIN_SCORE)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
-        raise _fail("min_score", f"must be a whole number from 0 to 100, not {value!r}")
-    return value
 
 
 def _boards(raw: Any) -> tuple[BoardConfig, ...]:
@@ -196,10 +177,10 @@ def _boards(raw: Any) -> tuple[BoardConfig, ...]:
             if key not in _BOARD_KEYS:
                 expected = ", ".join(sorted(_BOARD_KEYS))
                 raise _fail(f"{where}{key}", f"unknown key; expected {expected}")
-        kind = _text(item, "kind", where)
+        kind = _CHECK.text(item, "kind", prefix=where)
         if kind not in DEFAULT_BASE_URLS:
             raise _fail(f"{where}kind", f"must be greenhouse or lever, not {kind!r}")
-        boards.append(BoardConfig(kind, _text(item, "token", where),  # type: ignore[arg-type]
+        boards.append(BoardConfig(kind, _CHECK.text(item, "token", prefix=where),  # type: ignore[arg-type]
                                   str(item.get("company", "")), str(item.get("base_url", ""))))
     return tuple(boards)
 
@@ -214,13 +195,13 @@ def _model(raw: Any, env: Mapping[str, str]) -> ModelConfig | None:
     for key in raw:
         if key not in _MODEL_KEYS:
             raise _fail(f"model.{key}", f"unknown key; expected {', '.join(sorted(_MODEL_KEYS))}")
-    base_url = _text(raw, "base_url", "model.")
+    base_url = _CHECK.text(raw, "base_url", prefix="model.")
     if not base_url.startswith(("http://", "https://")):
         raise _fail("model.base_url", f"must start with http:// or https://, not {base_url!r}")
     return ModelConfig(
         base_url=base_url,
         api_key=env.get(KEY_ENV, ""),
-        model=_text(raw, "model", "model."),
-        timeout=_positive(raw, "timeout_seconds", 60.0),
+        model=_CHECK.text(raw, "model", prefix="model."),
+        timeout=_CHECK.positive(raw, "timeout_seconds", 60.0),
         temperature=float(raw.get("temperature", 0.2)),
     )

@@ -1,10 +1,13 @@
 """Stage 5: submit, only for the fill a person approved, and click at most once per approval.
 
-At-most-once: `submit_started` is saved (fenced on the claim) after the approval is verified
-and before the click. A slice that finds it without a recorded outcome cannot know whether
-the click happened (the worker died around it), so it never clicks again: it asks the person
-whether the application went through. Approve: it did (the task succeeds). Revise: it did
-not; the form is filled again and a new approve is needed. Skip: drop it.
+The click is the core's gated action (kind `job_application`, the fill's fingerprint), run
+in two steps because the click happens inside the browser: right before it the gate reads
+the approval again from the database and saves its started marker (with `submit_started`
+in the state) fenced on the claim; after it the result is recorded. A slice that finds the
+marker without a recorded result cannot know whether the click happened (the worker died
+around it), so it never clicks again: it asks the person whether the application went
+through. Approve: it did (the task succeeds). Revise: it did not; the form is filled again
+and a new approve is needed. Skip: drop it. Job boards' forms take no idempotency key.
 """
 
 from __future__ import annotations
@@ -14,15 +17,27 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from taskqueue import Approval, Decision, Done, Fail, NewAttachment, Outcome, Park, Status, Task
+from taskqueue import (
+    ActionUncertain,
+    AlreadyActed,
+    Decision,
+    Done,
+    Fail,
+    Gate,
+    GatedAction,
+    NewAttachment,
+    NotApproved,
+    Outcome,
+    Park,
+    rename_points,
+)
 from workloads.job_applications.applicant import ApplicantValues
 from workloads.job_applications.artifacts import ArtifactMissing
 from workloads.job_applications.forms import FormError, SubmitResult, submit_form
 from workloads.job_applications.job import Job
 from workloads.job_applications.review import KIND, form_error
 
-__all__ = ["CONFIRM_KIND", "NotApproved", "resume_after_submit", "submit_stage",
-           "verify_approval"]
+__all__ = ["CONFIRM_KIND", "resume_after_submit", "submit_stage"]
 
 CONFIRM_KIND = "job_application_confirm"
 CONFIRM_QUESTION = "Did the application to {company} for {role} go through?"
@@ -30,35 +45,8 @@ CONFIRM_HELP = ("Approve: it went through (the task ends succeeded). Revise with
                 "did not; the form is filled again and you approve a new submit. Skip: drop it.")
 UNKNOWN = ("the worker stopped after recording that it was about to click submit and before "
            "recording what happened; it will not click again without you")
-
-
-class NotApproved(Exception):
-    """The database does not show an approve by a person for this exact fill."""
-
-
-def approval_problem(fresh: Task, job: Job, expected: str) -> str | None:
-    """Why the latest approval does not allow this click; None when it does."""
-    a = fresh.approval
-    if fresh.status != Status.RUNNING or fresh.claim != job.task.claim:
-        return f"this worker no longer holds the task (it is {fresh.status.value})"
-    if a is None or a.decision != Decision.APPROVED:
-        return f"the latest decision is {a.decision.value if a and a.decision else 'none'}"
-    if not (a.decided_by or "").strip():
-        return "the approval names no person"
-    if a.request.get("kind") != KIND:
-        return f"the latest approval is a {a.request.get('kind')!r} question, not the application"
-    if a.request.get("fingerprint") != expected:
-        return "the approved fill's fingerprint differs from the one about to be submitted"
-    return None
-
-
-async def verify_approval(job: Job, expected: str) -> Approval:
-    """Read the task again and check its approval; NotApproved says what is wrong."""
-    fresh = await job.ctx.queue.task_get(job.task.id)
-    problem = approval_problem(fresh, job, expected)
-    if problem is not None or fresh.approval is None:
-        raise NotApproved(problem)
-    return fresh.approval
+# The gate's steps under this workload's crash-point names.
+POINT_NAMES = {"verified": "submit.verified", "marked": "submit.marked"}
 
 
 async def _approved_files(job: Job) -> tuple[bytes, bytes]:
@@ -73,40 +61,58 @@ async def _approved_files(job: Job) -> tuple[bytes, bytes]:
         found.get(wanted[1]) or job.rt.store.get(wanted[1])
 
 
-def _guard(job: Job, expected: str) -> Callable[[], Awaitable[None]]:
-    """The last word before the click: verify the approval, then save `submit_started`.
+def _started(action: GatedAction) -> dict[str, Any]:
+    return {"fingerprint": action.fingerprint, "approval_id": action.approval_id,
+            "approved_by": action.approved_by, "at": action.started_at.isoformat()}
 
-    The save is fenced on this claim, so a worker that lost the task cannot click either."""
+
+def _guard(job: Job, gate: Gate, expected: str,
+           started: list[GatedAction]) -> Callable[[], Awaitable[None]]:
+    """The last word before the click: the gate checks the approval in the database and
+    saves its marker with `submit_started`, fenced on this claim (LeaseLost if it is gone)."""
 
     async def before_click() -> None:
         await job.checkpoint("submit.filled")
-        approval = await verify_approval(job, expected)
-        await job.checkpoint("submit.verified")
+        a = job.task.approval  # the gate refuses unless this is the latest, approved, by a person
         job.state["submit_started"] = {
-            "fingerprint": expected, "approval_id": approval.id,
-            "approved_by": approval.decided_by, "at": datetime.now(UTC).isoformat()}
-        await job.save()
-        await job.checkpoint("submit.marked")
+            "fingerprint": expected, "approval_id": a.id if a else None,
+            "approved_by": a.decided_by if a else None, "at": datetime.now(UTC).isoformat()}
+        try:
+            started.append(await gate.begin(expected, state=job.state))
+        except BaseException:
+            job.state.pop("submit_started", None)
+            raise
 
     return before_click
 
 
-async def _submit(job: Job, expected: str) -> SubmitResult:
+async def _submit(job: Job, expected: str,
+                  before_click: Callable[[], Awaitable[None]]) -> SubmitResult:
     cv, letter = await _approved_files(job)
     values = ApplicantValues.from_dict(job.state["values"])
     with job.files(cv, letter) as files:
         return await submit_form(job.posting.apply_url, values, files, expected,
-                                 browser=job.rt.browser, before_click=_guard(job, expected),
+                                 browser=job.rt.browser, before_click=before_click,
                                  timeout=job.rt.settings.browser_timeout)
 
 
 async def submit_stage(job: Job) -> Outcome:
-    """Refill, compare the fingerprint, verify the approval in the database, then click."""
+    """Refill, compare the fingerprint, let the gate check the approval, then click once."""
+    expected = job.state["fill"]["fingerprint"]
+    gate = job.ctx.gate(KIND, checkpoint=rename_points(job.checkpoint, POINT_NAMES))
+    started: list[GatedAction] = []
     try:
-        result = await _submit(job, job.state["fill"]["fingerprint"])
+        result = await _submit(job, expected, _guard(job, gate, expected, started))
     except NotApproved as exc:
         await job.stage_event("submit_refused", reason=str(exc))
         return Fail(f"refusing to submit: {exc}", retryable=False)
+    except ActionUncertain as exc:  # a click started in an earlier slice, never recorded
+        job.state["submit_started"] = _started(exc.action)
+        return await _confirm_park(job, UNKNOWN)
+    except AlreadyActed as exc:  # recorded, then the worker died before saving its state
+        job.state.update(submit_started=_started(exc.action),
+                         submit_result=exc.action.result or {})
+        return await _after_click(job)
     except ArtifactMissing as exc:
         return Fail(f"the approved files are gone: {exc}", retryable=False)
     except FormError as exc:
@@ -115,7 +121,7 @@ async def submit_stage(job: Job) -> Outcome:
         return await _not_clicked(job, result)
     await job.checkpoint("submit.clicked")
     job.state["submit_result"] = _result_json(job, result)
-    await job.save()
+    await gate.finish(started[0], job.state["submit_result"], state=job.state)
     await job.checkpoint("submit.end")
     return await _after_click(job)
 

@@ -1,7 +1,7 @@
 """The vm_ops handler: every VM change is approved (as a diff) before it touches the hypervisor.
 
 A slice: check the payload and the allow list (refusals end the task before any question),
-then one of: resume after a crash mid-act (`act.resume_after_act`), act on a fresh approve
+then one of: resume after a crash mid-act (the gate shows the call started), act on a fresh approve
 (`act.act`), read a revise note and ask again, or read the VM and park the change.
 """
 
@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 
 from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext
-from workloads.vm_ops.act import act, resume_after_act
+from workloads.vm_ops.act import act, gate, resume_after_act
 from workloads.vm_ops.checkpoints import Checkpoint, env_checkpoint
 from workloads.vm_ops.driver import DriverError, VmDriver
 from workloads.vm_ops.drivers import make_driver
@@ -76,8 +76,9 @@ async def run(job: VmJob) -> Outcome:
     if problem:
         await job.stage_event("refused", reason=problem)
         return Fail(problem, retryable=False)
-    if "acting" in job.state:
-        return await resume_after_act(job)
+    started = await gate(job).started()
+    if started is not None:  # this approve's call was started: never repeat it blindly
+        return await resume_after_act(job, started)
     decision = fresh_decision(job)
     if decision is not None and decision[0] == Decision.APPROVED:
         return await act(job, decision[2])

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from taskqueue import ConfigError, workload_section
+from taskqueue import ConfigError, ConfigSection, workload_section
 
 __all__ = ["PASSWORD_ENV", "SECTION", "SettingsError", "VmSettings", "load_settings"]
 
@@ -28,6 +28,11 @@ _PATTERN = re.compile(r"^[A-Za-z0-9_.*?\[\]-]{1,80}$")
 
 class SettingsError(ConfigError):
     """A vm_ops setting is missing or invalid."""
+
+
+# The section's field checks (the core's, shared by every workload).
+_CHECK = ConfigSection(SECTION, error=SettingsError)
+_fail = _CHECK.fail
 
 
 @dataclass(frozen=True)
@@ -63,65 +68,39 @@ def load_settings(path: str | os.PathLike[str] | None = None,
     return build(raw, env)
 
 
-def _fail(key: str, message: str) -> SettingsError:
-    return SettingsError(f"{SECTION}.{key}: {message}")
-
 
 def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
     """Settings from the section's table (already parsed) and the environment."""
     if "password" in raw:
         raise _fail("password", f"secrets never go in the file; set {PASSWORD_ENV}")
-    for key in raw:
-        if key not in _KEYS:
-            raise _fail(key, f"unknown key; expected one of {', '.join(sorted(_KEYS))}")
+    _CHECK.known(raw, _KEYS)
     driver = raw.get("driver")
     if driver not in ("vsphere", "libvirt"):
         raise _fail("driver", f"must be \"vsphere\" or \"libvirt\", not {driver!r}")
     settings = VmSettings(
-        driver=driver, datacenter=_text(raw, "datacenter", ""),
-        verify_tls=_bool(raw, "verify_tls", True), allow_delete=_bool(raw, "allow_delete", True),
+        driver=driver, datacenter=_CHECK.text(raw, "datacenter", "", empty=True),
+        verify_tls=_CHECK.flag(raw, "verify_tls", True),
+        allow_delete=_CHECK.flag(raw, "allow_delete", True),
         allow_names=_names(raw, "allow_names"), allow_patterns=_names(raw, "allow_patterns"),
         allow_folders=_names(raw, "allow_folders"),
-        max_cpus=int(_positive(raw, "max_cpus", 32, whole=True)),
-        max_memory_mb=int(_positive(raw, "max_memory_mb", 262144, whole=True)),
-        task_timeout=float(_positive(raw, "task_timeout_seconds", 600.0)),
-        poll_seconds=float(_positive(raw, "poll_seconds", 0.5)),
+        max_cpus=int(_CHECK.positive(raw, "max_cpus", 32, whole=True)),
+        max_memory_mb=int(_CHECK.positive(raw, "max_memory_mb", 262144, whole=True)),
+        task_timeout=float(_CHECK.positive(raw, "task_timeout_seconds", 600.0)),
+        poll_seconds=float(_CHECK.positive(raw, "poll_seconds", 0.5)),
     )
     if not (settings.allow_names or settings.allow_patterns or settings.allow_folders):
         raise _fail("allow_names", "give allow_names, allow_patterns or allow_folders: "
                                    "no VM may be touched without an allow list")
     if driver == "libvirt":
-        return replace(settings, libvirt_uri=_text(raw, "libvirt_uri"))
-    url = _text(raw, "vcenter_url")
+        return replace(settings, libvirt_uri=_CHECK.text(raw, "libvirt_uri", required=True))
+    url = _CHECK.text(raw, "vcenter_url", required=True)
     if not url.startswith("https://"):
         raise _fail("vcenter_url", f"must start with https:// (vCenter is HTTPS only), not {url!r}")
-    return replace(settings, vcenter_url=url, user=_text(raw, "user"),
+    return replace(settings, vcenter_url=url, user=_CHECK.text(raw, "user", required=True),
                     password=env.get(PASSWORD_ENV, ""))
 
 
-def _text(raw: Mapping[str, Any], key: str, default: str | None = None) -> str:
-    value = raw.get(key, default)
-    if value is None:
-        raise _fail(key, "required")
-    if not isinstance(value, str) or (default is None and not value.strip()):
-        raise _fail(key, f"must be a non-empty string, not {value!r}")
-    return value.strip()
 
-
-def _bool(raw: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        raise _fail(key, f"must be true or false, not {value!r}")
-    return value
-
-
-def _positive(raw: Mapping[str, Any], key: str, default: float, *, whole: bool = False) -> float:
-    value = raw.get(key, default)
-    kind = int if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
-        raise _fail(key, f"must be {'a whole number' if whole else 'a number'} above 0, "
-                         f"not {value!r}")
-    return value
 
 
 def _names(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:

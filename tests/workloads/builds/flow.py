@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-from taskqueue import CapabilityRun, Decision, Handler, TaskQueue, Tick, TickReport
-from tests.taskqueue.worker_helpers import lapse_and_reap
+from taskqueue import Decision, Handler, TaskQueue, TickReport
+from tests.workloads import crash_counting
+from tests.workloads.crash_counting import backdate, reap_dead_worker
+
+__all__ = ["assert_published_only_approved", "backdate", "ready", "reap_dead_worker", "tick"]
 
 
 async def tick(queue: TaskQueue, handler: Handler, capability: str = "roblox_build",
                worker: str = "w1", lease: float = 60) -> TickReport:
     """One scheduler tick: claim one task, run one slice."""
-    return await Tick(queue, CapabilityRun(capability, handler, lease=lease), worker).run_once()
-
-
-async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
-    async with queue.pool.connection() as conn:
-        await conn.execute(sql, params)
-
-
-async def reap_dead_worker(queue: TaskQueue) -> None:
-    """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    assert await lapse_and_reap(queue) == 1
+    return await crash_counting.tick(queue, handler, capability, worker, lease)
 
 
 async def ready(queue: TaskQueue) -> None:

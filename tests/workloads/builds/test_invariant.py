@@ -7,7 +7,6 @@ with SIGKILL mid-build and mid-publish, recovered through a short lease and the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -18,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue import Handler, Reaper, Status, TaskQueue, TickReport
+from taskqueue import Handler, Reaper, Task, TaskQueue
 from tests.taskqueue.worker_helpers import ROOT, wait_for, wait_status
+from tests.workloads.crash_counting import Crasher, run_to_the_end
 from workloads.builds.checkpoints import CRASH_DIR_ENV, CRASH_ENV, POINTS
 from workloads.builds.handler import make_handler
 from workloads.builds.ios import TestFlight
@@ -28,43 +28,10 @@ from workloads.builds.settings import BuildSettings
 
 from .conftest import FAKE_BUILD, Repo, builds_started
 from .fake_open_cloud import KEY, FakeOpenCloud
-from .flow import assert_published_only_approved, reap_dead_worker, tick
+from .flow import assert_published_only_approved
 
 pytestmark = pytest.mark.slow
 CAP = "roblox_build"
-
-
-class Crasher:
-    """A checkpoint that, the first time each of `points` is reached, never returns."""
-
-    def __init__(self, points: list[str]) -> None:
-        self.pending = list(points)
-        self.fired: list[str] = []
-        self.hit = asyncio.Event()
-
-    async def __call__(self, name: str) -> None:
-        if name in self.pending:
-            self.pending.remove(name)
-            self.fired.append(name)
-            self.hit.set()
-            await asyncio.Future()  # the worker is dead from here on
-
-
-async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher,
-                 capability: str) -> TickReport | None:
-    """One tick; None when the worker died in it (then its task has been reaped)."""
-    running = asyncio.create_task(tick(queue, handler, capability))
-    hit = asyncio.create_task(crasher.hit.wait())
-    await asyncio.wait({running, hit}, return_when=asyncio.FIRST_COMPLETED)
-    hit.cancel()
-    if not crasher.hit.is_set():
-        return running.result()
-    crasher.hit.clear()
-    running.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await running
-    await reap_dead_worker(queue)
-    return None
 
 
 class Target:
@@ -99,19 +66,16 @@ async def _answer(queue: TaskQueue, target: Target, task_id: int, before: int) -
 
 async def _run_to_the_end(queue: TaskQueue, target: Target, crasher: Crasher, task_id: int,
                           before: int = 0) -> None:
-    handler = target.handler(crasher)
-    for _ in range(40):
-        report = await _slice(queue, handler, crasher, target.capability)
+    async def check() -> None:
         published = await assert_published_only_approved(queue, target.published(),
                                                          *range(1, task_id + 1))
         assert published - before <= 1
-        if report is not None and report.task_id is None:
-            task = await queue.task_get(task_id)
-            if task.status == Status.SUCCEEDED:
-                return
-            assert task.status == Status.NEEDS_APPROVAL, (task.status, task.last_error)
-            await _answer(queue, target, task_id, before)
-    raise AssertionError("the task did not finish")
+
+    async def answer(task: Task) -> None:
+        await _answer(queue, target, task_id, before)
+
+    await run_to_the_end(queue, target.handler(crasher), target.capability, task_id, crasher,
+                         check=check, answer=answer)
 
 
 @pytest.mark.parametrize("platform", ["roblox", "ios"])

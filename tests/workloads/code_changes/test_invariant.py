@@ -9,7 +9,6 @@ SIGKILL while the agent runs, and the agent's process group must not outlive the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import subprocess
@@ -17,8 +16,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from taskqueue import CapabilityRun, Decision, Handler, Reaper, Status, TaskQueue, Tick
-from tests.taskqueue.worker_helpers import ROOT, lapse_and_reap, wait_for, wait_status
+from taskqueue import Decision, Reaper, Status, Task, TaskQueue
+from tests.taskqueue.worker_helpers import ROOT, wait_for, wait_status
+from tests.workloads.crash_counting import Crasher, run_to_the_end
 from workloads.code_changes.change import POINTS
 from workloads.code_changes.handler import CAPABILITY, make_handler
 from workloads.code_changes.settings import CodeSettings
@@ -26,26 +26,6 @@ from workloads.code_changes.settings import CodeSettings
 from .agents import HANG_ONCE, write_agent
 from .conftest import Remote, payload, pid_alive
 from .fake_github import TOKEN, FakeGitHub
-
-
-class Crasher:
-    """A checkpoint that, the first time each of `points` is reached, never returns."""
-
-    def __init__(self, points: list[str]) -> None:
-        self.pending, self.fired = list(points), []  # type: ignore[var-annotated]
-        self.hit = asyncio.Event()
-
-    async def __call__(self, name: str) -> None:
-        if name in self.pending:
-            self.pending.remove(name)
-            self.fired.append(name)
-            self.hit.set()
-            await asyncio.Future()  # the worker is dead from here on
-
-
-async def reap(queue: TaskQueue) -> None:
-    """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    assert await lapse_and_reap(queue) == 1
 
 
 async def assert_invariant(queue: TaskQueue, remote: Remote, github: FakeGitHub,
@@ -60,37 +40,20 @@ async def assert_invariant(queue: TaskQueue, remote: Remote, github: FakeGitHub,
     assert github.creations <= 1
 
 
-async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher) -> bool:
-    """One tick; False when nothing was claimable. A crash is reaped."""
-    run = CapabilityRun(CAPABILITY, handler, lease=60)
-    running = asyncio.create_task(Tick(queue, run, "w1").run_once())
-    hit = asyncio.create_task(crasher.hit.wait())
-    await asyncio.wait({running, hit}, return_when=asyncio.FIRST_COMPLETED)
-    hit.cancel()
-    if not crasher.hit.is_set():
-        return running.result().task_id is not None
-    crasher.hit.clear()
-    running.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await running
-    await reap(queue)
-    return True
-
-
 async def test_a_worker_dying_at_any_point_pushes_once_and_only_what_was_approved(
         queue: TaskQueue, remote: Remote, settings: CodeSettings, github: FakeGitHub) -> None:
     crasher = Crasher(list(POINTS))
     handler = make_handler(settings, checkpoint=crasher)
     task_id = (await queue.task_enqueue(CAPABILITY, payload(remote), max_attempts=30)).id
-    for _ in range(60):
-        ran = await _slice(queue, handler, crasher)
+
+    async def check() -> None:
         await assert_invariant(queue, remote, github, task_id)
-        task = await queue.task_get(task_id)
-        if task.status == Status.SUCCEEDED:
-            break
-        if not ran:
-            assert task.status == Status.NEEDS_APPROVAL, task
-            await queue.approval_decide_for_task(task_id, "approved", "alice")
+
+    async def approve(task: Task) -> None:
+        await queue.approval_decide_for_task(task_id, "approved", "alice")
+
+    await run_to_the_end(queue, handler, CAPABILITY, task_id, crasher, check=check,
+                         answer=approve, limit=60)
     assert crasher.fired == list(POINTS)
     task = await queue.task_get(task_id)
     assert task.status == Status.SUCCEEDED and task.result is not None

@@ -6,8 +6,9 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlparse
 
-from taskqueue import CapabilityRun, Decision, Handler, TaskQueue, Tick, TickReport
-from tests.taskqueue.worker_helpers import lapse_and_reap
+from taskqueue import Decision, Handler, TaskQueue, TickReport
+from tests.workloads import crash_counting
+from tests.workloads.crash_counting import backdate, reap_dead_worker
 from workloads.job_applications.boards import Posting
 from workloads.job_applications.codec import payload_for
 from workloads.job_applications.rank import Ranked, dedupe_key
@@ -15,12 +16,14 @@ from workloads.job_applications.rank import Ranked, dedupe_key
 from .fake_site import FakeSite
 
 CAP = "job_applications"
+__all__ = ["CAP", "assert_invariant", "backdate", "drain", "greenhouse_payload", "lever_payload",
+           "reap_dead_worker", "submissions_by_task", "tick"]
 
 
 async def tick(queue: TaskQueue, handler: Handler, worker: str = "w1",
                lease: float = 60) -> TickReport:
     """One scheduler tick: claim one task, run one slice."""
-    return await Tick(queue, CapabilityRun(CAP, handler, lease=lease), worker).run_once()
+    return await crash_counting.tick(queue, handler, CAP, worker, lease)
 
 
 async def drain(queue: TaskQueue, handler: Handler, limit: int = 60) -> list[TickReport]:
@@ -59,6 +62,8 @@ async def assert_invariant(queue: TaskQueue, site: FakeSite) -> dict[int, int]:
         marker = t.state.get("submit_started") or t.result or {}
         if marker.get("fingerprint"):
             assert marker["fingerprint"] in approved, f"task {task_id}: unapproved fill sent"
+        for action in await queue.gated_action_list(task_id):  # every click the gate allowed
+            assert action.fingerprint in approved, f"task {task_id}: unapproved fill sent"
     return counts
 
 
@@ -77,14 +82,3 @@ def lever_payload(site: FakeSite, posting_id: str) -> dict[str, Any]:
     posting = Posting("lever", "fjord", posting_id, "Fjord Analytics", "Platform Engineer",
                       "Remote", True, url, f"{url}/apply", "Kubernetes and Terraform.")
     return payload_for(Ranked(posting, 60, ("Kubernetes",), dedupe_key(posting)))
-
-
-async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
-    """Move a time into the past (a lapsed lease, an expiry, a retry's backoff)."""
-    async with queue.pool.connection() as conn:
-        await conn.execute(sql, params)  # type: ignore[arg-type]
-
-
-async def reap_dead_worker(queue: TaskQueue) -> None:
-    """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    assert await lapse_and_reap(queue) == 1

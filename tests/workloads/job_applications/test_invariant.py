@@ -9,7 +9,6 @@ point; and as real processes killed with SIGKILL at the points around the click.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -17,7 +16,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser
 
-from taskqueue import Handler, Status, TaskQueue, TickReport
+from taskqueue import Handler, Status, Task, TaskQueue
+from tests.workloads.crash_counting import Crasher, run_to_the_end
 from workloads.job_applications.checkpoints import CRASH_DIR_ENV, CRASH_ENV, POINTS
 from workloads.job_applications.handler import make_handler
 from workloads.job_applications.settings import JobSettings
@@ -38,38 +38,6 @@ from .pipeline import (
 pytestmark = pytest.mark.slow
 
 
-class Crasher:
-    """A checkpoint that, the first time each of `points` is reached, never returns."""
-
-    def __init__(self, points: list[str]) -> None:
-        self.pending = list(points)
-        self.fired: list[str] = []
-        self.hit = asyncio.Event()
-
-    async def __call__(self, name: str) -> None:
-        if name in self.pending:
-            self.pending.remove(name)
-            self.fired.append(name)
-            self.hit.set()
-            await asyncio.Future()  # the worker is dead from here on
-
-
-async def _slice(queue: TaskQueue, handler: Handler, crasher: Crasher) -> TickReport | None:
-    """One tick; None when the worker died in it (then its task has been reaped)."""
-    running = asyncio.create_task(tick(queue, handler))
-    hit = asyncio.create_task(crasher.hit.wait())
-    await asyncio.wait({running, hit}, return_when=asyncio.FIRST_COMPLETED)
-    hit.cancel()
-    if not crasher.hit.is_set():
-        return running.result()
-    crasher.hit.clear()
-    running.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await running
-    await reap_dead_worker(queue)
-    return None
-
-
 async def _answer(queue: TaskQueue, site: FakeSite, task_id: int) -> None:
     """A truthful person: approve the application; on "did it go through?", say what the
     form server saw."""
@@ -85,16 +53,14 @@ async def _answer(queue: TaskQueue, site: FakeSite, task_id: int) -> None:
 
 async def _run_to_the_end(queue: TaskQueue, site: FakeSite, handler: Handler,
                           crasher: Crasher, task_id: int) -> None:
-    for _ in range(80):
-        report = await _slice(queue, handler, crasher)
-        await assert_invariant(queue, site)  # after every slice, crashed or not
-        if report is not None and report.task_id is None:
-            task = await queue.task_get(task_id)
-            if task.status == Status.SUCCEEDED:
-                return
-            assert task.status == Status.NEEDS_APPROVAL, task.status
-            await _answer(queue, site, task_id)
-    raise AssertionError("the task did not finish")
+    async def check() -> None:  # after every slice, crashed or not
+        await assert_invariant(queue, site)
+
+    async def answer(task: Task) -> None:
+        await _answer(queue, site, task_id)
+
+    await run_to_the_end(queue, handler, CAP, task_id, crasher, check=check, answer=answer,
+                         limit=80)
 
 
 async def test_a_worker_dying_at_any_point_never_submits_without_approval(

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from taskqueue import (
-    CapabilityRun,
-    Decision,
-    Handler,
-    Status,
-    Task,
-    TaskQueue,
-    Tick,
-    TickReport,
-)
-from tests.taskqueue.worker_helpers import lapse_and_reap
+from taskqueue import Decision, Handler, Status, Task, TaskQueue, TickReport
+from tests.workloads import crash_counting
+from tests.workloads.crash_counting import Crasher
+
+__all__ = ["Crasher", "answer", "approved_fingerprints", "assert_invariant", "enqueue",
+           "run_to_the_end", "tick"]
 
 CAP = "vm_ops"
 Mutations = Callable[[], list[str]]
@@ -26,54 +19,12 @@ Mutations = Callable[[], list[str]]
 async def tick(queue: TaskQueue, handler: Handler, worker: str = "w1",
                lease: float = 30) -> TickReport:
     """One scheduler tick: claim one task, run one slice."""
-    return await Tick(queue, CapabilityRun(CAP, handler, lease=lease), worker).run_once()
+    return await crash_counting.tick(queue, handler, CAP, worker, lease)
 
 
 async def enqueue(queue: TaskQueue, vm: str, action: str, **args: Any) -> int:
     return (await queue.task_enqueue(CAP, {"vm": vm, "action": action, **args},
                                      max_attempts=20)).id
-
-
-async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
-    async with queue.pool.connection() as conn:
-        await conn.execute(sql, params)  # type: ignore[arg-type]
-
-
-async def reap_dead_worker(queue: TaskQueue) -> None:
-    """The dead worker's lease lapses; the reaper puts its task back to pending."""
-    assert await lapse_and_reap(queue) == 1
-
-
-class Crasher:
-    """A checkpoint that, the first time each of `points` is reached, never returns."""
-
-    def __init__(self, points: list[str]) -> None:
-        self.pending, self.fired = list(points), list[str]()
-        self.hit = asyncio.Event()
-
-    async def __call__(self, name: str) -> None:
-        if name in self.pending:
-            self.pending.remove(name)
-            self.fired.append(name)
-            self.hit.set()
-            await asyncio.Future()  # the worker is dead from here on
-
-
-async def crashable_tick(queue: TaskQueue, handler: Handler, crasher: Crasher
-                         ) -> TickReport | None:
-    """One tick; None when the worker died in it (its task is then reaped)."""
-    running = asyncio.create_task(tick(queue, handler))
-    hit = asyncio.create_task(crasher.hit.wait())
-    await asyncio.wait({running, hit}, return_when=asyncio.FIRST_COMPLETED)
-    hit.cancel()
-    if not crasher.hit.is_set():
-        return running.result()
-    crasher.hit.clear()
-    running.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await running
-    await reap_dead_worker(queue)
-    return None
 
 
 async def approved_fingerprints(queue: TaskQueue, task_id: int) -> list[str]:
@@ -95,9 +46,8 @@ async def assert_invariant(queue: TaskQueue, task_id: int, mutations: Mutations,
         return 0
     approved = await approved_fingerprints(queue, task_id)
     assert approved, f"task {task_id}: {calls} without any approve"
-    task = await queue.task_get(task_id)
-    acted = (task.state.get("acting") or task.result or {}).get("fingerprint")
-    assert acted is None or acted in approved, f"task {task_id}: acted on an unapproved diff"
+    for action in await queue.gated_action_list(task_id):  # every call the gate let through
+        assert action.fingerprint in approved, f"task {task_id}: acted on an unapproved diff"
     assert acts <= len(approved), f"task {task_id}: {acts} acts for {len(approved)} approves"
     return acts
 
@@ -113,14 +63,12 @@ async def run_to_the_end(queue: TaskQueue, handler: Handler, task_id: int,
                          per_act: int = 1) -> Task:
     """Slices (crashing where `crasher` says) and approves of every park, checking the
     invariant after every slice; the finished task."""
-    crasher = crasher or Crasher([])
-    for _ in range(40):
-        report = await crashable_tick(queue, handler, crasher)
+    async def check() -> None:
         await assert_invariant(queue, task_id, mutations, per_act)
-        if report is not None and report.task_id is None:
-            task = await queue.task_get(task_id)
-            if task.status in (Status.SUCCEEDED, Status.FAILED):
-                return task
-            assert task.status == Status.NEEDS_APPROVAL, task.status
-            await answer(queue, task_id)
-    raise AssertionError("the task did not finish")
+
+    async def approve(task: Task) -> None:
+        await answer(queue, task_id)
+
+    return await crash_counting.run_to_the_end(
+        queue, handler, CAP, task_id, crasher or Crasher([]), check=check, answer=approve,
+        finished=(Status.SUCCEEDED, Status.FAILED))

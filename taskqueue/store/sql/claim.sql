@@ -1,0 +1,21 @@
+-- The claim: taking claimable tasks for a worker. The claimed task's columns, its
+-- latest approval and that approval's files come from one place, signoff_claim (migration
+-- 0005), whose RETURN QUERY both the capped and the uncapped claim share.
+-- Named blocks, loaded once with every .sql file here by taskqueue/store/queries.py; the
+-- TaskQueue method that runs a query has its name.
+
+-- name: task_claim
+-- Up to n claimable tasks in one statement (see signoff_claim in migration 0005): each task's
+-- columns, the status it was claimed from, and its latest approval as ap_* with that
+-- approval's attachment metadata, in claim order. No row: nothing to claim.
+SELECT (c.claimed_task).*, c.claimed_from AS old_status,
+       (c.latest_approval).id AS ap_id, (c.latest_approval).question AS ap_question,
+       (c.latest_approval).request AS ap_request,
+       (c.latest_approval).created_at AS ap_created_at,
+       (c.latest_approval).expires_at AS ap_expires_at,
+       (c.latest_approval).decision AS ap_decision,
+       (c.latest_approval).decided_by AS ap_decided_by,
+       (c.latest_approval).decided_at AS ap_decided_at,
+       (c.latest_approval).note AS ap_note,
+       c.latest_files AS ap_files
+FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s) c;

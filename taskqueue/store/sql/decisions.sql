@@ -1,0 +1,66 @@
+-- People and operators: deciding an approval, and the operator moves (retry, cancel).
+-- Named blocks, loaded once with every .sql file here by taskqueue/store/queries.py; the
+-- TaskQueue method that runs a query has its name.
+
+-- name: approval_lock_latest_for_task
+SELECT *, expires_at <= now() AS past_expiry FROM approvals
+WHERE task_id = %(task_id)s ORDER BY id DESC LIMIT 1 FOR UPDATE;
+
+-- name: approval_lock
+-- A task parks again after a cancel and a retry; only its latest approval is its
+-- current question, an older one left open is superseded.
+SELECT *, expires_at <= now() AS past_expiry,
+       NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = approvals.task_id AND n.id > approvals.id) AS is_current
+FROM approvals WHERE id = %(id)s FOR UPDATE;
+
+-- name: approval_decide
+UPDATE approvals SET decision = %(decision)s, decided_by = %(by)s, decided_at = now(),
+    note = %(note)s
+WHERE id = %(id)s AND decision IS NULL
+RETURNING *;
+
+-- name: task_after_decision
+-- Approve and revise make the task claimable again ahead of new work; skip ends it.
+WITH t AS (
+    UPDATE tasks SET
+        status = CASE WHEN %(decision)s = 'skipped' THEN 'skipped' ELSE 'approved' END,
+        run_after = now(),
+        finished_at = CASE WHEN %(decision)s = 'skipped' THEN now() END
+    WHERE id = %(id)s AND status = 'needs_approval'
+    RETURNING *
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, 'decided', %(by)s,
+           jsonb_build_object('from', 'needs_approval', 'to', status,
+                              'decision', %(decision)s::text, 'approval_id', %(approval_id)s::bigint,
+                              'note', %(note)s::text)
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: task_lock
+SELECT * FROM tasks WHERE id = %(id)s FOR UPDATE;
+
+-- name: task_set_status
+-- Operator calls (cancel, retry); the caller locked the row and checked the move.
+WITH t AS (
+    UPDATE tasks SET
+        status = %(status)s,
+        worker = NULL, claim_token = NULL, lease_expires_at = NULL,
+        attempts = CASE WHEN %(reset_attempts)s THEN 0 ELSE attempts END,
+        run_after = CASE WHEN %(status)s = 'pending' THEN now() ELSE run_after END,
+        finished_at = CASE WHEN %(status)s IN ('pending', 'approved') THEN NULL ELSE now() END
+    WHERE id = %(id)s
+    RETURNING *
+), ev AS (
+    INSERT INTO task_events (task_id, kind, actor, detail)
+    SELECT id, %(kind)s, %(actor)s,
+           jsonb_build_object('from', %(old_status)s::text, 'to', status) || %(detail)s
+    FROM t
+)
+SELECT * FROM t;
+
+-- name: event_insert
+INSERT INTO task_events (task_id, kind, actor, detail)
+VALUES (%(task_id)s, %(kind)s, %(actor)s, %(detail)s)
+RETURNING *;

@@ -1,0 +1,72 @@
+-- Reads: tasks, approvals, attachments, events and the queue's summary.
+-- Named blocks, loaded once with every .sql file here by taskqueue/store/queries.py; the
+-- TaskQueue method that runs a query has its name.
+
+-- name: task_status_many
+SELECT id, capability, status, worker, claim_token FROM tasks WHERE id = ANY(%(ids)s);
+
+-- name: task_status
+SELECT id, capability, status, worker, claim_token FROM tasks WHERE id = %(id)s;
+
+-- name: task_get
+SELECT * FROM tasks WHERE id = %(id)s;
+
+-- name: task_list
+SELECT * FROM tasks
+WHERE (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(capability)s::text IS NULL OR capability = %(capability)s)
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: task_list_finished
+-- Tasks that finished in [since, until): per (capability, status) the latest `per_group`,
+-- each row with its group's total (a daily report shows counts and a few names).
+SELECT * FROM (
+    SELECT t.*,
+           count(*) OVER (PARTITION BY capability, status)::int AS group_total,
+           row_number() OVER (PARTITION BY capability, status
+                              ORDER BY finished_at DESC, id DESC) AS group_rank
+    FROM tasks t
+    WHERE finished_at >= %(since)s AND finished_at < %(until)s
+      AND status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+) f
+WHERE group_rank <= %(per_group)s
+ORDER BY capability, status, finished_at DESC, id DESC;
+
+-- name: approval_latest_many
+SELECT DISTINCT ON (task_id) * FROM approvals
+WHERE task_id = ANY(%(task_ids)s)
+ORDER BY task_id, id DESC;
+
+-- name: approval_list_for_task
+SELECT * FROM approvals WHERE task_id = %(task_id)s ORDER BY id;
+
+-- name: approval_get
+SELECT * FROM approvals WHERE id = %(id)s;
+
+-- name: approval_list_open
+SELECT a.* FROM approvals a JOIN tasks t ON t.id = a.task_id
+WHERE a.decision IS NULL AND t.status = 'needs_approval'
+  AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
+ORDER BY a.created_at, a.id;
+
+-- name: attachment_list_many
+SELECT id, approval_id, filename, content_type, size_bytes, sha256
+FROM approval_attachments WHERE approval_id = ANY(%(approval_ids)s) ORDER BY id;
+
+-- name: attachment_get
+SELECT * FROM approval_attachments WHERE id = %(id)s;
+
+-- name: event_list_for_task
+SELECT * FROM task_events WHERE task_id = %(task_id)s ORDER BY id;
+
+-- name: queue_summary
+-- Per capability: counts by status, and the oldest claimable task with its age.
+SELECT capability, status, count(*) AS n,
+       min(CASE WHEN status IN ('pending', 'approved')
+                THEN greatest(created_at, run_after) END) AS oldest_waiting_since
+FROM tasks
+WHERE status IN ('pending', 'running', 'needs_approval', 'approved')
+   OR finished_at > now() - interval '1 day'
+GROUP BY capability, status
+ORDER BY capability, status;

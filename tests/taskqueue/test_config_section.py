@@ -1,0 +1,46 @@
+"""ConfigSection: the field checks every workload's settings share, each error naming the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from taskqueue import ConfigError, ConfigSection
+
+
+class SectionError(ConfigError):
+    """A test section's setting is invalid."""
+
+
+CHECK = ConfigSection("workloads.demo", error=SectionError)
+
+
+def test_good_values_come_back_checked() -> None:
+    raw = {"name": " x ", "n": 3, "t": 0.5, "on": False, "pct": 100}
+    assert CHECK.text(raw, "name") == "x"
+    assert CHECK.text(raw, "absent", "fallback") == "fallback"
+    assert CHECK.text({"dc": ""}, "dc", "", empty=True) == ""
+    assert CHECK.positive(raw, "n", 1, whole=True) == 3 and CHECK.positive(raw, "t", 1) == 0.5
+    assert CHECK.flag(raw, "on", True) is False and CHECK.whole(raw, "pct", 0, 0, 100) == 100
+    CHECK.known(raw, {"name", "n", "t", "on", "pct"})
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: CHECK.text({}, "uri", required=True), "workloads.demo.uri: required"),
+    (lambda: CHECK.text({}, "token", prefix="boards[0]."),
+     "workloads.demo.boards[0].token: must be a non-empty string, not None"),
+    (lambda: CHECK.text({"a": "x\ny"}, "a", one_line=True),
+     "workloads.demo.a: must be a non-empty one-line string"),
+    (lambda: CHECK.positive({"n": 0}, "n", 1, whole=True),
+     "workloads.demo.n: must be a whole number above 0, not 0"),
+    (lambda: CHECK.positive({"n": True}, "n", 1), "must be a number above 0, not True"),
+    (lambda: CHECK.whole({"m": 7}, "m", 1, 0, 5),
+     "workloads.demo.m: must be a whole number from 0 to 5, not 7"),
+    (lambda: CHECK.flag({"f": "yes"}, "f", True), "workloads.demo.f: must be true or false"),
+    (lambda: CHECK.known({"b": 1}, {"a"}), "workloads.demo.b: unknown key; expected one of a"),
+])
+def test_a_bad_value_is_one_error_naming_the_section_and_key(call: Any, message: str) -> None:
+    with pytest.raises(SectionError) as raised:
+        call()
+    assert message in str(raised.value)
