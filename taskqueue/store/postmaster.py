@@ -115,11 +115,12 @@ def _stranger(pid: int, pgdata: Path, programs: Iterable[Path], uid: int | None)
         uids = _uids(proc)
         if uid is None or any(u != uid for u in uids[:2]):
             return f"it runs as uid {uids[0]}, not as the server's user"
-        exe = os.stat(proc / "exe")
-        if not any(os.path.samestat(exe, p) for p in _stats(programs)):
-            return f"its program is {_link(proc / 'exe')}, not the embedded postgres"
+        # postgres runs in its data folder (it chdirs there before writing the pid file).
         if not os.path.samestat(os.stat(proc / "cwd"), os.stat(pgdata)):
             return f"its data folder is {_link(proc / 'cwd')}"
+        exe = os.stat(proc / "exe")
+        if not any(os.path.samestat(exe, p) for p in _stats(programs)):
+            return f"its program is {_link(proc / 'exe')}, not a postgres this Signoff runs"
     except FileNotFoundError:
         return "it is gone"
     except OSError as exc:

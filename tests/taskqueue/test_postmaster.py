@@ -30,12 +30,12 @@ COMMANDS = (("embedded", "status"), ("embedded", "status", "--json"), ("embedded
             ("ls",))
 
 
-def stranger(uid: int | None = None) -> subprocess.Popen[bytes]:
-    """A live process that is no postgres: `sleep`, as `uid` when given."""
+def stranger(uid: int | None = None, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """A live process that is no postgres: `sleep`, as `uid` and in `cwd` when given."""
     if uid is None:
-        return subprocess.Popen(["sleep", "600"])
+        return subprocess.Popen(["sleep", "600"], cwd=cwd)
     return subprocess.Popen(["sleep", "600"], user=uid, group=pwd.getpwuid(uid).pw_gid,
-                            extra_groups=[])
+                            extra_groups=[], cwd=cwd)
 
 
 @pytest.fixture
@@ -79,9 +79,9 @@ def test_a_pid_file_naming_a_live_stranger_is_neither_running_nor_signalled(
         data_folder: Path, sleeper: subprocess.Popen[bytes]) -> None:
     data = data_folder / "data"
     plant(data, sleeper.pid)
-    # As root the user differs first; as anyone else the program does.
+    # As root the user differs first; as anyone else the data folder does.
     why = "it runs as uid 0, not as the server's user" if os.geteuid() == 0 else \
-        "its program is "
+        "its data folder is "
     for command in COMMANDS:
         assert_refused(signoff(data, *command), data, sleeper.pid, why)
         assert sleeper.poll() is None  # alive: never signalled
@@ -92,13 +92,15 @@ def test_a_pid_file_naming_a_live_stranger_is_neither_running_nor_signalled(
 def test_a_process_of_the_servers_own_user_that_is_not_postgres_is_not_signalled(
         data_folder: Path) -> None:
     data = data_folder / "data"
-    proc = stranger(embedded.server_owner().uid)
+    plant(data, 0)
+    # Right user, right folder (as postgres, it runs in pgdata): only the program differs.
+    proc = stranger(embedded.server_owner().uid, cwd=data / "pgdata")
     try:
         plant(data, proc.pid)
         for command in COMMANDS:
             done = signoff(data, *command)
             assert_refused(done, data, proc.pid, "its program is /")
-            assert "sleep, not the embedded postgres)" in done.stderr
+            assert "sleep, not a postgres this Signoff runs)" in done.stderr
             assert proc.poll() is None
     finally:
         proc.kill()
