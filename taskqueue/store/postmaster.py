@@ -17,6 +17,7 @@ from taskqueue.errors import DatabaseUnavailable
 PID_FILE = "postmaster.pid"
 # The pid file's lines, as postgres writes them (the later ones once it listens).
 _LINES = ("pid", "pgdata", "start_time", "port", "socket_dir", "listen", "shmem", "status")
+_MAX_BYTES = 4096  # postgres writes a few hundred
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ def _opened(pgdata: Path, programs: Iterable[Path],
         yield None
         return
     pid = int(fields["pid"])
+    if not hasattr(os, "pidfd_open"):
+        raise DatabaseUnavailable("telling the embedded server's process from a stranger "
+                                  "needs Linux (/proc and pidfds)")
     try:
         fd = os.pidfd_open(pid)
     except (ProcessLookupError, OverflowError):  # a stale file: no such process
@@ -96,14 +100,15 @@ def _opened(pgdata: Path, programs: Iterable[Path],
 def _read(path: Path) -> dict[str, str] | None:
     """The pid file's fields, or None without one (or with one postgres is still writing)."""
     try:
-        lines = path.read_text().splitlines()
+        with path.open(encoding="utf-8", errors="replace") as pid_file:
+            lines = pid_file.read(_MAX_BYTES).splitlines()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise DatabaseUnavailable(f"cannot read {path}: {exc.strerror}") from None
     fields = dict(zip(_LINES, (line.strip() for line in lines), strict=False))
     pid = fields.get("pid", "")
-    if not pid.isdigit() or int(pid) == 0:
+    if not (pid.isascii() and pid.isdigit()) or int(pid) == 0:
         return None
     return fields
 

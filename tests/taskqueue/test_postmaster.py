@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue.store import embedded
+from taskqueue.store import embedded, postmaster
 from tests.taskqueue.conftest import stop_embedded
 from tests.taskqueue.embedded_helpers import (
     PEER,
@@ -184,3 +184,10 @@ def test_another_folders_postmaster_is_not_this_folders_and_each_stops_its_own(
         assert not (other / "pgdata" / "postmaster.pid").exists()
     finally:
         stop_embedded(other)
+
+
+@pytest.mark.parametrize("text", ["", "abc\n", "\u00b2\n", "0\n", "-5\n", "4194305\n",
+                                  f"{2**40}\n", "9" * 10_000])
+def test_a_pid_file_without_a_live_pid_reads_as_no_server(tmp_path: Path, text: str) -> None:
+    (tmp_path / "postmaster.pid").write_text(text)
+    assert postmaster.running(tmp_path, [], os.geteuid()) is None
