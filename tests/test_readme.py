@@ -54,6 +54,7 @@ async def test_the_first_example_runs_as_written(app: Path, dsn: str, queue: Tas
     enqueue, worker, ls, show, approve, show_again = _commands()
     done = _run(enqueue, app, env)
     assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr
+    assert done.stderr == ""  # the config's settings are written: no "no settings" warning
     cmd = worker.replace("signoff ", f"{sys.executable} -m taskqueue ", 1).split()
     with (app / "worker.log").open("wb") as log:
         proc = subprocess.Popen(cmd, cwd=app, env=env, stdout=log, stderr=subprocess.STDOUT)

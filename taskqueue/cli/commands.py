@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,7 +11,13 @@ from typing import Any
 import psycopg
 
 from taskqueue.cli import output as out
+from taskqueue.cli.enqueue_settings import (
+    missing_settings_warning,
+    with_configured_attempts,
+    write_configured_settings,
+)
 from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments, read_jsonl
+from taskqueue.config.settings import load_config
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig
 from taskqueue.maintenance.signals import read_signals
@@ -59,13 +66,19 @@ async def enqueue_cmd(args: Any) -> int:
         raise BadInput("--dedupe-key names one task; it cannot apply to a batch")
     if args.max_attempts is not None and args.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
-    limits = cli_limits()
+    config = load_config(args.config, imports=False)
+    limits = config.limits
     payloads = (read_jsonl(args.from_jsonl, limits) if args.from_jsonl
                 else [parse_json(args.payload, "--payload", limits) or {}])
-    items = [NewTask(p, args.priority, args.dedupe_key, args.delay, args.max_attempts)
-             for p in payloads]
+    items = with_configured_attempts(
+        [NewTask(p, args.priority, args.dedupe_key, args.delay, args.max_attempts)
+         for p in payloads], config, args.capability)
     async with open_queue(limits=limits) as queue:
+        warning = await missing_settings_warning(queue, config, args.capability)
         done = await queue.task_enqueue_many(args.capability, items, actor="cli")
+        await write_configured_settings(queue, config, args.capability)
+    if warning:
+        print(warning, file=sys.stderr)
     for item in done:
         print(item.id)
     return 0

@@ -67,6 +67,9 @@ def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
     p.add_argument("--dedupe-key")
     p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS")
     p.add_argument("--max-attempts", type=int)
+    p.add_argument("--config", metavar="FILE",
+                   help="config file (default $SIGNOFF_CONFIG): the capability's settings "
+                        "in it are written before the task is enqueued")
     p.set_defaults(func=cmd.enqueue_cmd)
 
 

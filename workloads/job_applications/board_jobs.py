@@ -78,18 +78,22 @@ async def check_posting(posting: Posting, boards: Iterable[BoardConfig], *,
 
 
 async def with_stated_pay(postings: Sequence[Posting], boards: Iterable[BoardConfig], *,
-                          timeout: float = DEFAULT_TIMEOUT) -> list[Posting]:
-    """The postings, Greenhouse ones completed with the pay their one-job view states.
+                          timeout: float = DEFAULT_TIMEOUT) -> tuple[list[Posting], list[Posting]]:
+    """(live, gone): Greenhouse postings completed with the pay their one-job view states, and
+    those whose one-job view answered 404/410 (taken down since the list was read).
 
-    A posting whose view cannot be read keeps no pay (so no salary verdict), not an error."""
+    A posting whose view cannot be read otherwise keeps no pay (so no salary verdict) and is
+    kept: only a definite 404/410 drops it."""
     boards = list(boards)
     gate = asyncio.Semaphore(PAY_CONCURRENCY)
 
-    async def one(session: aiohttp.ClientSession, posting: Posting) -> Posting:
+    async def one(session: aiohttp.ClientSession, posting: Posting) -> Posting | None:
         if posting.source != "greenhouse" or posting.pay_max is not None:
             return posting
         async with gate:
             check = await _checked(session, board_for(posting, boards), posting.external_id)
+        if check.gone:
+            return None
         if check.posting is None or check.posting.pay_max is None:
             return posting
         found = check.posting
@@ -97,4 +101,6 @@ async def with_stated_pay(postings: Sequence[Posting], boards: Iterable[BoardCon
                                    pay_currency=found.pay_currency)
 
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-        return list(await asyncio.gather(*(one(session, p) for p in postings)))
+        read = await asyncio.gather(*(one(session, p) for p in postings))
+    live = [found for found in read if found is not None]
+    return live, [p for p, found in zip(postings, read, strict=True) if found is None]

@@ -1,21 +1,21 @@
 """What to say for one posting: CV bullets and skills in relevance order, and a cover letter.
 
 The deterministic drafter never invents facts: it only chooses and orders the profile's own
-bullets and skills, and writes the cover letter from fixed sentences around them.
+bullets and skills; the cover letter (letter.py) is written in whole sentences around them.
 
 A human's revise note is read by feedback.parse_feedback; emphasized terms go first in the
-CV, are named under its summary, and get a sentence of their own in the cover letter.
+CV, are named under its summary, and get a paragraph of their own in the cover letter.
 Every directive applied (or not) is recorded in `Draft.notes`, so the effect is visible.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from workloads.job_applications.boards import Posting
 from workloads.job_applications.feedback import Feedback, parse_feedback
+from workloads.job_applications.letter import cover_letter
 from workloads.job_applications.profile import Bullet, Experience, Profile
 from workloads.job_applications.rank import dedupe_key, profile_terms, term_contributions
 from workloads.job_applications.terms import mentions
@@ -33,7 +33,6 @@ __all__ = [
 DETERMINISTIC = "deterministic"
 MAX_BULLETS_PER_ENTRY = 6
 EMPHASIS_BOOST = 100.0  # outweighs any posting relevance: the human asked for it
-EVIDENCE_SENTENCES = 2
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,10 @@ def draft_deterministic(posting: Posting, profile: Profile, feedback: str | None
         notes=wishes.notes,
         highlights=wishes.emphasize,
     )
-    return replace(draft, cover_letter=cover_letter(draft, profile, relevance, wishes))
+    kept = [b.text for entry in entries for b in entry.bullets]
+    letter = cover_letter(posting.title, posting.company, profile, relevance, wishes, kept,
+                          draft.skills)
+    return replace(draft, cover_letter=letter)
 
 
 def bullet_score(bullet: Bullet, relevance: Mapping[str, float], wishes: Feedback) -> float | None:
@@ -148,83 +150,3 @@ def _order_skills(
     skills = [s for s in profile.all_skills if not any(mentions(t, s) for t in wishes.omit)]
     order = {skill: position for position, skill in enumerate(skills)}
     return tuple(sorted(skills, key=lambda skill: (-weight(skill), order[skill])))
-
-
-def cover_letter(
-    draft: Draft, profile: Profile, relevance: Mapping[str, float], wishes: Feedback
-) -> tuple[str, ...]:
-    """Opening, requirement terms tied to the best bullets, feedback paragraphs, closing."""
-    terms = sorted(relevance, key=lambda term: (-relevance[term], term.casefold()))[:4]
-    opening = (
-        f"I am writing to apply for the {draft.role} position at {draft.company}. "
-        f"{_first_sentence(profile.summary)}"
-    )
-    notice = profile.answers.notice_period
-    closing = (
-        f"I would welcome the chance to talk about how I could contribute to "
-        f"{draft.company}. " + (f"My notice period is {notice}. " if notice else "")
-        + "Thank you for considering my application."
-    )
-    emphasis = _emphasis(draft, wishes.emphasize)
-    return (opening, _evidence(draft, profile, terms), *emphasis, *wishes.paragraphs, closing)
-
-
-def _emphasis(draft: Draft, wanted: tuple[str, ...]) -> tuple[str, ...]:
-    """The paragraph a revise note's emphasis asks for, backed by the best bullet naming it."""
-    if not wanted:
-        return ()
-    text = f"I would especially like to point to my work with {join_words(list(wanted))}."
-    for bullet, entry in _best_bullets(draft, positive=False):
-        if any(mentions(term, bullet.text) for term in wanted):
-            text += f" At {entry.company}, I {_lower_first(_sentence(bullet.text))}"
-            break
-    return (text,)
-
-
-def _evidence(draft: Draft, profile: Profile, terms: list[str]) -> str:
-    if not terms:
-        skills = join_words(list(draft.skills[:3]))
-        return f"My background in {skills} fits the work your posting describes."
-    sentences = [f"Your posting asks for {join_words(terms)}, which is the core of my recent work."]
-    used: set[str] = set()
-    for bullet, entry in _best_bullets(draft):
-        if entry.company in used or len(used) == EVIDENCE_SENTENCES:
-            continue
-        used.add(entry.company)
-        tense = "work" if entry.end.lower() in {"present", "now", ""} else "worked"
-        sentences.append(
-            f"At {entry.company}, where I {tense} as {entry.title}, "
-            f"I {_lower_first(_sentence(bullet.text))}"
-        )
-    return " ".join(sentences)
-
-
-def _best_bullets(draft: Draft, positive: bool = True) -> list[tuple[DraftBullet, DraftEntry]]:
-    pairs = [(b, entry) for entry in draft.entries for b in entry.bullets
-             if b.score > 0 or not positive]
-    return sorted(pairs, key=lambda pair: pair[0].rank)
-
-
-def join_words(words: list[str]) -> str:
-    """`a`, `a and b`, `a, b and c`."""
-    if len(words) <= 1:
-        return "".join(words)
-    return f"{', '.join(words[:-1])} and {words[-1]}"
-
-
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    match = re.match(r"(.+?[.!?])(\s|$)", flat)
-    return match.group(1) if match else flat
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def _lower_first(text: str) -> str:
-    # "Designed …" reads as "I designed …"; "AWS …" or "OpenTelemetry …" keep their case.
-    if len(text) > 1 and text[0].isupper() and text[1].islower():
-        return text[0].lower() + text[1:]
-    return text

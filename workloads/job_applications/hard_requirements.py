@@ -12,12 +12,14 @@ import re
 from collections.abc import Callable
 
 from workloads.job_applications.boards import Posting
+from workloads.job_applications.language_levels import LANGUAGES, level_label, level_phrases
+from workloads.job_applications.places import authorized_for, same_place
 from workloads.job_applications.profile import DEGREE_LEVELS, Requirements
-from workloads.job_applications.terms import mentions
+from workloads.job_applications.sentences import split_sentences
+from workloads.job_applications.terms import mentions, term_pattern
 
 __all__ = ["requirement_reasons"]
 
-_SENTENCES = re.compile(r"(?<=[.!?;•])\s+|\n+")
 _SOFT = re.compile(r"\b(preferred|a plus|nice to have|bonus|advantage|ideally)\b", re.I)
 _NO_SPONSOR = re.compile(
     r"\b(no|not|unable to|cannot|can ?not|can't|do not|don't|does not|doesn't|will not|won't)"
@@ -25,21 +27,40 @@ _NO_SPONSOR = re.compile(
     r"|\bsponsorship (is |will )?(not|un)(available| available| offered| provided)", re.I)
 _AUTHORIZED = re.compile(
     r"\b(?:authori[sz]ed|eligible|permitted|legally able|right) to work in (?:the )?"
-    r"((?:[A-Z][\w-]*|of)(?: (?:[A-Z][\w-]*|of))*)"
-    r"|\b([A-Z][\w-]*(?: [A-Z][\w-]*)?) citizens(?:hip)? (?:only|required|is required)")
+    r"((?:[A-Z][\w/-]*|of)(?: (?:[A-Z][\w/-]*|of))*|U\.S\.|U\.K\.)"
+    r"|\b([A-Z][\w-]*(?: [A-Z][\w-]*)?|U\.S\.|U\.K\.) citizens(?:hip)? "
+    r"(?:only|required|is required)")
+# Region-wide rights: "EU work authorization required", "a valid UK work permit", "US
+# citizenship", "work authorization for the EU/EEA". Counted only where the sentence demands it.
+_REGION = (r"(EU/EEA|EEA/EU|EU|EEA|UK|U\.K\.|US|U\.S\.|USA|European Union|United Kingdom"
+           r"|United States)")
+_REGION_AUTHORIZED = re.compile(
+    rf"(?<![\w.]){_REGION}\s+(?:work\s+(?:authori[sz]ation|permit|visa|eligibility)|"
+    r"right\s+to\s+work|citizen(?:ship|s)?|passport)\b"
+    rf"|\b(?:work\s+(?:authori[sz]ation|permit)|right\s+to\s+work)\s+(?:for|in|within)\s+"
+    rf"(?:the\s+)?{_REGION}(?![\w/])")
+_DEMANDED = re.compile(r"\b(required|require[sd]?|must|need(ed)?|mandatory|only|valid|hold)\b",
+                       re.I)
+_OFFERED = re.compile(r"\b(sponsor\w*|support\w*|assist\w*|help\w*|relocation)\b", re.I)
 _CLEARANCE = re.compile(
     r"\b(security clearance|(active|current|eligible for) (secret|top secret|ts|sc|dv)\b"
     r"|ts/sci|clearance (is )?required|sc clearance|dv clearance|sicherheitsüberprüfung)", re.I)
-_DEGREES = (("phd", r"\b(ph\.? ?d|doctorate|doctoral)\b"),
-            ("master", r"\b(master'?s?|m\.? ?sc|msc|m\.s\.)\b"),
-            ("bachelor", r"\b(bachelor'?s?|b\.? ?sc|bsc|b\.s\.|undergraduate degree)\b"))
+# Each level's usual spellings; the bare two-letter forms count only in capitals and before
+# "in", "degree", "or" or "/", so "MS Office" or "BA flights" are not degrees.
+_DEGREES = (
+    ("bachelor", re.compile(
+        r"\b(?:bachelor(?:['’]?s)?|b\.\s?(?:sc|s|a|eng|tech)\.?|bsc|beng|undergraduate degree)"
+        r"(?!\w)|(?-i:\b(?:BA|BS)\b)(?=\s+(?:in|degree|or)\b|/)", re.I)),
+    ("master", re.compile(
+        r"\b(?:master(?:['’]?s\b| degree\b| of\b)|m\.\s?(?:sc|s|a|eng|tech)\.?|msc|meng|mba|"
+        r"diplom\w*|(?:advanced|graduate) degree)(?!\w)"
+        r"|(?-i:\b(?:MA|MS)\b)(?=\s+(?:in|degree|or)\b|/)",
+        re.I)),
+    ("phd", re.compile(r"\b(?:ph\.?\s?d\.?|doctorate|doctoral|doctor of philosophy)(?!\w)",
+                       re.I)),
+)
 _REQUIRED = re.compile(r"\b(required|require[sd]?|must|need(ed)?|mandatory|minimum)\b", re.I)
 _OR_EXPERIENCE = re.compile(r"\bor (equivalent|comparable) (practical |work )?experience\b", re.I)
-LANGUAGES = ("English", "German", "French", "Spanish", "Italian", "Portuguese", "Dutch",
-             "Swedish", "Norwegian", "Danish", "Finnish", "Polish", "Czech", "Russian",
-             "Turkish", "Arabic", "Hebrew", "Japanese", "Mandarin", "Chinese", "Korean", "Hindi")
-_FLUENT = re.compile(r"\b(fluent|fluency|native|proficien(t|cy)|business[- ]level|c1|c2|"
-                     r"professional working)\b", re.I)
 _STUDENT = re.compile(r"\b(currently enrolled|must be (a |an )?(enrolled )?student|"
                       r"enrolled (student|in an? (degree|university|bachelor|master))|"
                       r"working student|werkstudent|student (job|position) only)\b", re.I)
@@ -48,20 +69,10 @@ _REMOTE_PLACE = re.compile(r"^\s*remote\s*[-–:(/,]\s*([^()]+?)\s*\)?\s*$"
 _REMOTE_TEXT = re.compile(
     r"\b(?i:remote)\b[^.\n]{0,40}?(?:\b(?:only in|within|based in|located in)\s+(?:the )?"
     r"([A-Z][\w-]*(?: [A-Z][\w-]*)?)|\b([A-Z]{2,3}|[A-Z][a-z]+)[- ]only\b)")
-# Names of the same place; each side is searched for the other's spellings.
-_EU = ("Austria", "Belgium", "Bulgaria", "Croatia", "Cyprus", "Czechia", "Czech Republic",
-       "Denmark", "Estonia", "Finland", "France", "Germany", "Greece", "Hungary", "Ireland",
-       "Italy", "Latvia", "Lithuania", "Luxembourg", "Malta", "Netherlands", "Poland",
-       "Portugal", "Romania", "Slovakia", "Slovenia", "Spain", "Sweden")
-_PLACES = {"us": ("usa", "united states", "u.s."), "uk": ("united kingdom", "great britain"),
-           "eu": ("europe", "european union", "emea", *_EU),
-           "europe": ("eu", "emea", "european", *_EU)}
-
-
 def requirement_reasons(posting: Posting, req: Requirements,
                         sponsorship_required: bool | None) -> list[str]:
     """Every one of these requirements `posting` fails (the caller adds the older ones)."""
-    sentences = [s.strip() for s in _SENTENCES.split(posting.text) if s.strip()]
+    sentences = split_sentences(posting.text, clauses=True)
     checks: list[Callable[[], str | None]] = [
         lambda: _sponsorship(sentences, sponsorship_required),
         lambda: _authorization(sentences, req.authorized_in),
@@ -72,7 +83,7 @@ def requirement_reasons(posting: Posting, req: Requirements,
         lambda: _salary(posting, req.min_salary, req.salary_currency),
     ]
     reasons = [reason for check in checks if (reason := check())]
-    return reasons + _languages(sentences, req.languages)
+    return reasons + _languages(sentences, req)
 
 
 def _sponsorship(sentences: list[str], needed: bool | None) -> str | None:
@@ -85,11 +96,19 @@ def _authorization(sentences: list[str], allowed: tuple[str, ...]) -> str | None
     if not allowed:
         return None
     for sentence in sentences:
-        for match in _AUTHORIZED.finditer(sentence):
-            place = (match.group(1) or match.group(2) or "").strip()
-            if place and not _same_place(place, allowed):
+        for place in _required_places(sentence):
+            if not authorized_for(place, allowed):
                 return f"work authorization: {place}"
     return None
+
+
+def _required_places(sentence: str) -> list[str]:
+    """The places `sentence` demands a right to work in."""
+    places = [(m.group(1) or m.group(2) or "").strip() for m in _AUTHORIZED.finditer(sentence)]
+    if _DEMANDED.search(sentence) and not _SOFT.search(sentence) \
+            and not _OFFERED.search(sentence):
+        places += [m.group(1) or m.group(2) for m in _REGION_AUTHORIZED.finditer(sentence)]
+    return [place for place in places if place]
 
 
 def _clearance(posting: Posting, holds: bool | None) -> str | None:
@@ -106,22 +125,43 @@ def _degree(sentences: list[str], holds: str | None) -> str | None:
         if not _REQUIRED.search(sentence) or _SOFT.search(sentence) or \
                 _OR_EXPERIENCE.search(sentence):
             continue
-        for level, pattern in _DEGREES:  # the highest level named in a required sentence
-            if re.search(pattern, sentence, re.I) and DEGREE_LEVELS.index(level) > have:
-                return f"degree: {level} required"
+        # The lowest level named: "an MSc or PhD is required" is met by an MSc.
+        named = [level for level, pattern in _DEGREES if pattern.search(sentence)]
+        if named and DEGREE_LEVELS.index(named[0]) > have:
+            return f"degree: {named[0]} required"
     return None
 
 
-def _languages(sentences: list[str], spoken: tuple[str, ...]) -> list[str]:
-    if not spoken:
+def _languages(sentences: list[str], req: Requirements) -> list[str]:
+    if not req.languages:
         return []
-    missing: list[str] = []
+    reasons: list[str] = []
     for sentence in sentences:
-        if not _FLUENT.search(sentence) or _SOFT.search(sentence):
+        levels = level_phrases(sentence)
+        if not levels or _SOFT.search(sentence):
             continue
-        missing += [lang for lang in LANGUAGES if mentions(lang, sentence)
-                    and not any(mentions(lang, s) for s in spoken) and lang not in missing]
-    return [f"language: {lang} required" for lang in missing]
+        for lang in LANGUAGES:
+            found = term_pattern(lang).search(sentence)
+            if found is None:
+                continue
+            reason = _language_reason(lang, _nearest_level(levels, found), req)
+            if reason and reason not in reasons:
+                reasons.append(reason)
+    return reasons
+
+
+def _nearest_level(levels: list[tuple[int, int, int]], found: re.Match[str]) -> int:
+    """The level named nearest the language: "fluent English and German at B2"."""
+    return min(levels, key=lambda lv: max(lv[0] - found.end(), found.start() - lv[1]))[2]
+
+
+def _language_reason(lang: str, needed: int, req: Requirements) -> str | None:
+    if not any(mentions(lang, spoken) for spoken in req.languages):
+        return f"language: {lang} required"
+    held = [level for name, level in req.language_levels if mentions(lang, name)]
+    if held and max(held) < needed:  # a language listed without a level meets any level
+        return f"language: {lang} {level_label(needed)} required"
+    return None
 
 
 def _student(posting: Posting, is_student: bool | None) -> str | None:
@@ -137,7 +177,7 @@ def _remote(posting: Posting, regions: tuple[str, ...]) -> str | None:
     text = _REMOTE_TEXT.search(posting.text)
     place = (where and (where.group(1) or where.group(2))) or \
         (text and (text.group(1) or text.group(2))) or ""
-    if place.strip() and not _same_place(place.strip(), regions):
+    if place.strip() and not same_place(place.strip(), regions):
         return f"remote: restricted to {place.strip()}"
     return None
 
@@ -150,12 +190,3 @@ def _salary(posting: Posting, minimum: int | None, currency: str) -> str | None:
     if posting.pay_max < minimum:
         return f"salary: below {minimum} {currency.upper()}"
     return None
-
-
-def _same_place(place: str, accepted: tuple[str, ...]) -> bool:
-    """Whether `place` names one of `accepted` (or the other way round), aliases included."""
-    def spellings(name: str) -> tuple[str, ...]:
-        return (name, *_PLACES.get(name.casefold().strip(), ()))
-
-    return any(mentions(a, p) or mentions(p, a)
-               for want in accepted for a in spellings(want) for p in spellings(place))

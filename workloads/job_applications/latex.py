@@ -14,7 +14,7 @@ import jinja2
 from pypdf import PdfReader
 
 from workloads.job_applications.drafting import Draft
-from workloads.job_applications.latex_escape import escape_latex
+from workloads.job_applications.latex_escape import escape_latex, latex_url
 from workloads.job_applications.profile import Profile
 
 __all__ = [
@@ -67,7 +67,7 @@ class CvResult:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         block_start_string=r"\BLOCK{",
         block_end_string="}",
@@ -83,6 +83,8 @@ def _environment() -> jinja2.Environment:
         finalize=escape_latex,
         keep_trailing_newline=True,
     )
+    env.filters["url"] = latex_url  # a link that breaks only after a slash
+    return env
 
 
 _ENV = _environment()

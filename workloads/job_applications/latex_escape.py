@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["escape_latex", "printable"]
+__all__ = ["Latex", "escape_latex", "latex_url", "printable"]
 
 # One regex pass: a backslash escaped first and `{`/`}` later would escape the escape itself.
 _SPECIALS = {
@@ -82,9 +82,29 @@ def printable(char: str) -> str:
     return "" if category[0] in "CSM" else "?"
 
 
+class Latex(str):
+    """Text that is already LaTeX (built here from escaped parts): the escaper passes it on."""
+
+
 def escape_latex(value: object) -> str:
     """`str(value)` safe to paste into LaTeX body text; every special and unicode handled once."""
+    if isinstance(value, Latex):
+        return value
     return _PATTERN.sub(_replace, str(value))
+
+
+# A URL breaks across lines only after a slash: each piece up to a slash is an \mbox (no
+# hyphenation, no break at "-" or "."), with a break allowed between pieces. "//" stays whole.
+_URL_PIECES = re.compile(r"(?<=/)(?!/)")
+# T1 fonts join "--" into a dash and "''" or "!`" into quotes: an empty group keeps them apart.
+_LIGATURE_STARTS = re.compile(r"([-'`!?,<>])(?=[-'`])")
+
+
+def latex_url(url: object) -> Latex:
+    """`url` as LaTeX that prints every character as is and breaks only after a '/'."""
+    pieces = [_LIGATURE_STARTS.sub(r"\1{}", escape_latex(piece))
+              for piece in _URL_PIECES.split(str(url).strip()) if piece]
+    return Latex(r"\allowbreak{}".join(rf"\mbox{{{piece}}}" for piece in pieces))
 
 
 def _replace(match: re.Match[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import aiohttp
@@ -21,6 +22,7 @@ from workloads.job_applications.drafting import (
     DraftEntry,
     draft_deterministic,
 )
+from workloads.job_applications.letter_checks import letter_problems
 from workloads.job_applications.profile import Profile
 
 __all__ = ["DrafterError", "ModelConfig", "draft_with_model", "validate_letter"]
@@ -36,8 +38,9 @@ PLACEHOLDERS = re.compile(
 _SYSTEM_PROMPT = (
     "You help a job candidate apply. Reply with one JSON object and nothing else: "
     '{"cover_letter": [paragraph, ...], "bullet_order": [bullet id, ...]}. '
-    "Write 3 to 5 short paragraphs, no salutation and no signature, using only facts from "
-    "the profile. List the ids of the CV bullets most relevant to the posting, best first; "
+    "Write 3 to 5 short paragraphs of whole sentences, no salutation and no signature, using "
+    "only facts from the profile; never copy a CV bullet word for word, say it in new words. "
+    "List the ids of the CV bullets most relevant to the posting, best first; "
     "leave out irrelevant ones. Never use placeholders."
 )
 
@@ -62,7 +65,8 @@ async def draft_with_model(
     base = draft_deterministic(posting, profile, feedback)
     bullet_ids = _bullet_ids(base)
     content = await _complete(config, _prompt(posting, profile, base, bullet_ids, feedback))
-    letter, order = _parse_reply(content, set(bullet_ids))
+    texts = [bullet.text for _, bullet in bullet_ids.values()]
+    letter, order = _parse_reply(content, set(bullet_ids), texts)
     return replace(
         base,
         entries=_reorder(base, [bullet_ids[i] for i in order]),
@@ -132,7 +136,8 @@ async def _complete(config: ModelConfig, prompt: str) -> str:
     return content
 
 
-def _parse_reply(content: str, known_ids: set[str]) -> tuple[tuple[str, ...], list[str]]:
+def _parse_reply(content: str, known_ids: set[str], bullets: Sequence[str]
+                 ) -> tuple[tuple[str, ...], list[str]]:
     fenced = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", content, re.DOTALL)
     try:
         reply = json.loads(fenced.group(1) if fenced else content)
@@ -140,12 +145,15 @@ def _parse_reply(content: str, known_ids: set[str]) -> tuple[tuple[str, ...], li
         raise DrafterError(f"model output is not JSON: {content[:200]!r}") from exc
     if not isinstance(reply, dict):
         raise DrafterError("model output is not a JSON object")
-    letter = validate_letter(reply.get("cover_letter"))
+    letter = validate_letter(reply.get("cover_letter"), bullets)
     return letter, _validate_order(reply.get("bullet_order"), known_ids)
 
 
-def validate_letter(paragraphs: object) -> tuple[str, ...]:
-    """The paragraphs, stripped, if they are a usable letter; DrafterError says what is wrong."""
+def validate_letter(paragraphs: object, bullets: Sequence[str] = ()) -> tuple[str, ...]:
+    """The paragraphs, stripped, if they are a usable letter; DrafterError says what is wrong.
+
+    Besides its size and placeholders, the letter must read as written (letter_checks): whole
+    sentences, none twice, and no CV bullet (of `bullets`) copied word for word."""
     if not isinstance(paragraphs, list) or not all(isinstance(p, str) for p in paragraphs):
         raise DrafterError("cover_letter must be a list of strings")
     letter = tuple(" ".join(p.split()) for p in paragraphs if p.strip())
@@ -164,6 +172,9 @@ def validate_letter(paragraphs: object) -> tuple[str, ...]:
         leftover = PLACEHOLDERS.search(paragraph)
         if leftover:
             raise DrafterError(f"cover_letter contains a placeholder: {leftover.group(0)!r}")
+    problems = letter_problems(letter, bullets)
+    if problems:
+        raise DrafterError(f"cover_letter: {problems[0]}")
     return letter
 
 

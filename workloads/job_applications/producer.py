@@ -27,6 +27,8 @@ __all__ = ["MAX_POSTINGS", "ScrapeReport", "check_config", "nightly_scrape", "sc
 
 MAX_POSTINGS = 500  # per-posting entries kept in one report (the counts cover them all)
 MAX_TITLE = 200
+# A posting whose one-job view answered 404/410 while its pay was read: taken down since the list.
+GONE_REASON = "posting gone"
 
 
 @dataclass
@@ -65,12 +67,13 @@ async def nightly_scrape(queue: TaskQueue, context: ProducerContext) -> ScrapeRe
 
 async def _filter(settings: JobSettings, profile: Profile, postings: tuple[Posting, ...]
                   ) -> tuple[list[Posting], list[Rejection]]:
-    """Hard requirements; with a minimum salary, the kept postings' stated pay is read first."""
+    """Hard requirements; with a minimum salary, the kept postings' stated pay is read first
+    (and a posting whose one-job view is gone is dropped as "posting gone")."""
     kept, rejections = filter_postings(postings, profile)
     if profile.requirements.min_salary is not None:
-        paid = await with_stated_pay(kept, settings.boards, timeout=settings.board_timeout)
+        paid, gone = await with_stated_pay(kept, settings.boards, timeout=settings.board_timeout)
         kept, more = filter_postings(paid, profile)
-        rejections += more
+        rejections += more + [Rejection(posting, (GONE_REASON,)) for posting in gone]
     return kept, rejections
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workloads.job_applications._reader import Node, ProfileError
+from workloads.job_applications.language_levels import parse_language
 
 __all__ = ["DEGREE_LEVELS", "SENIORITY_LEVELS", "Requirements", "parse_requirements"]
 
@@ -26,7 +27,9 @@ class Requirements:
     authorized_in: tuple[str, ...] = ()  # countries/regions the candidate may work in
     security_clearance: bool | None = None  # False: reject roles that require one
     degree: str | None = None  # highest degree held, from DEGREE_LEVELS
-    languages: tuple[str, ...] = ()  # languages spoken well enough to work in
+    languages: tuple[str, ...] = ()  # languages spoken well enough to work in (names)
+    # (name, level) for the languages listed with a level ("German B1"); see language_levels
+    language_levels: tuple[tuple[str, int], ...] = ()
     student: bool | None = None  # False: reject enrollment-only (working student) roles
     remote_regions: tuple[str, ...] = ()  # where the candidate can work remotely from
     min_salary: int | None = None  # yearly, in salary_currency; checked where pay is stated
@@ -69,6 +72,17 @@ def _optional_flag(node: Node, key: str) -> bool | None:
     return node.flag(key, default=False) if key in node.data else None
 
 
+def _languages(node: Node) -> list[tuple[str, int | None]]:
+    parsed = []
+    for index, entry in enumerate(node.texts("languages")):
+        try:
+            parsed.append(parse_language(entry))
+        except ValueError as exc:
+            where = f"{node.where('languages')}[{index}]"
+            raise ProfileError(f"{node.source}: {where}: {exc}") from None
+    return parsed
+
+
 def _more_requirements(node: Node) -> dict[str, Any]:
     degree = node.optional_text("degree")
     if degree is not None and degree.lower() not in DEGREE_LEVELS:
@@ -79,11 +93,13 @@ def _more_requirements(node: Node) -> dict[str, Any]:
     currency = node.text("salary_currency", default="EUR").upper()
     if not re.fullmatch(r"[A-Z]{3}", currency):
         node.fail("salary_currency", f"expected a 3-letter currency code, got {currency!r}")
+    languages = _languages(node)
     return {
         "authorized_in": node.texts("authorized_in"),
         "security_clearance": _optional_flag(node, "security_clearance"),
         "degree": degree.lower() if degree else None,
-        "languages": node.texts("languages"),
+        "languages": tuple(name for name, _ in languages),
+        "language_levels": tuple((name, lvl) for name, lvl in languages if lvl is not None),
         "student": _optional_flag(node, "student"),
         "remote_regions": node.texts("remote_regions"),
         "min_salary": salary,

@@ -186,6 +186,12 @@ async def _done(job: Job, result: dict[str, Any], confirmed_by: str | None) -> D
     })
 
 
+def _as_sentence(reason: str) -> str:
+    """`reason` ending in one full stop: a page's "try again later." keeps its own."""
+    reason = reason.rstrip()
+    return reason if reason.endswith((".", "!", "?")) else f"{reason}."
+
+
 async def _confirm_park(job: Job, reason: str) -> Park:
     shot = (job.state.get("submit_result") or {}).get("screenshot")
     files = []
@@ -197,6 +203,6 @@ async def _confirm_park(job: Job, reason: str) -> Park:
         CONFIRM_QUESTION.format(company=job.company, role=job.role),
         request={"kind": CONFIRM_KIND, "company": job.company, "role": job.role,
                  "url": job.posting.url, "apply_url": job.posting.apply_url,
-                 "summary": f"{reason}. {CONFIRM_HELP}", "reason": reason,
+                 "summary": f"{_as_sentence(reason)} {CONFIRM_HELP}", "reason": reason,
                  "how_to_answer": CONFIRM_HELP},
         attachments=tuple(files), state=dict(job.state))

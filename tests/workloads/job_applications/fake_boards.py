@@ -148,6 +148,8 @@ class BoardState:
     """Postings taken down since the scrape: gone from the list, HTTP 404 one by one."""
 
     removed: set[str] = field(default_factory=set)
+    # Still in the board's list, but the one-job view answers this status (a lagging list).
+    view_gone: dict[str, int] = field(default_factory=dict)
 
     def remove(self, external_id: str) -> None:
         self.removed.add(external_id)
@@ -255,6 +257,18 @@ def _greenhouse_all(base: str) -> dict[str, dict[str, Any]]:
             jobs.items()}
 
 
+def _greenhouse_view(request: web.Request, state: BoardState) -> web.Response:
+    token, job_id = request.match_info["token"], request.match_info["job"]
+    job = _greenhouse_all(_base(request)).get(f"{token}/{job_id}")
+    if job is None or job_id in state.removed:
+        return web.json_response({"status": 404, "error": "Job not found"}, status=404)
+    if job_id in state.view_gone:
+        return web.json_response({"error": "Gone"}, status=state.view_gone[job_id])
+    if request.query.get("pay_transparency") != "true":
+        job = {k: v for k, v in job.items() if k != "pay_input_ranges"}
+    return web.json_response(job)
+
+
 def add_board_routes(app: web.Application, state: BoardState | None = None) -> None:
     state = state or BoardState()
 
@@ -272,13 +286,7 @@ def add_board_routes(app: web.Application, state: BoardState | None = None) -> N
         return web.json_response({"status": 404, "error": "Job board not found"}, status=404)
 
     async def greenhouse_job(request: web.Request) -> web.Response:
-        token, job_id = request.match_info["token"], request.match_info["job"]
-        job = _greenhouse_all(_base(request)).get(f"{token}/{job_id}")
-        if job is None or job_id in state.removed:
-            return web.json_response({"status": 404, "error": "Job not found"}, status=404)
-        if request.query.get("pay_transparency") != "true":
-            job = {k: v for k, v in job.items() if k != "pay_input_ranges"}
-        return web.json_response(job)
+        return _greenhouse_view(request, state)
 
     async def lever_board(request: web.Request) -> web.Response:
         company = request.match_info["company"]

@@ -76,7 +76,8 @@ def add_form_routes(app: web.Application, state: FormState) -> None:
     async def greenhouse_post(request: web.Request) -> web.StreamResponse:
         await _record(request, state)
         if request.match_info["job"] == GREENHOUSE_SERVER_ERROR:
-            return _html(page("Error", "<h1>We're sorry, but something went wrong (500)</h1>"), 500)
+            return _html(page("Error", "<h1>We're sorry, but something went wrong (500)</h1>"
+                                        "<p>Please try again later.</p>"), 500)
         raise web.HTTPSeeOther(f"{request.path}/confirmation")
 
     async def greenhouse_done(request: web.Request) -> web.Response:

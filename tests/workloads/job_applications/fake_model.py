@@ -20,7 +20,8 @@ GOOD_LETTER = [
 
 @dataclass
 class ModelState:
-    mode: str = "ok"  # ok | error | placeholder | not_json | unknown_bullet
+    # ok | error | placeholder | not_json | unknown_bullet | copies_bullet | verbless
+    mode: str = "ok"
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -32,6 +33,11 @@ def _content(mode: str, prompt: str) -> str:
         letter[0] = "I am excited to apply to [Company] for the {{role}} position. TODO: more."
     if mode == "unknown_bullet":
         order = ["e9b9"]
+    if mode == "copies_bullet":  # a bullet pasted word for word into the letter
+        pasted = re.search(r"^e\d+b\d+: \([^)]*\) (.+)$", prompt, re.MULTILINE)
+        letter[1] = f"In my current role: {pasted.group(1) if pasted else ''}"
+    if mode == "verbless":
+        letter[2] = "Backend engineer with nine years of experience in Python and Go."
     if mode == "not_json":
         return "Sure! Here is your cover letter: Dear hiring manager, ..."
     return json.dumps({"cover_letter": letter, "bullet_order": order})

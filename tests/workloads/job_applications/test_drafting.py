@@ -120,9 +120,10 @@ def test_an_emphasis_note_visibly_changes_both_the_cv_and_the_letter(
     assert plain.highlights == () and "Focus for this role" not in render_cv(plain, profile)
     assert "Focus for this role:} PostgreSQL" in render_cv(asked, profile)
     added = [p for p in asked.cover_letter if p not in plain.cover_letter]
-    assert any(p.startswith(
-        "I would especially like to point to my work with PostgreSQL. At Kontor Logistics GmbH,"
-        " I designed a PostgreSQL-backed job queue") for p in added)
+    # The emphasis is backed by a bullet the letter has not told yet, in new words.
+    assert added == ["I would especially like to point to my work with PostgreSQL. Also at "
+                     "Fjord Payments AB, I built the settlement service in Go, work that drew on "
+                     "PostgreSQL and payments."]
     assert "HIPAA" not in " ".join(asked.cover_letter)  # never claimed: the profile lacks it
     assert asked.notes == ("feedback: emphasized PostgreSQL",
                            "feedback not applied: HIPAA is not in the profile")
@@ -134,7 +135,7 @@ def test_the_letter_leaves_out_an_empty_notice_period(profile: Profile, backend:
     assert "My notice period is 3 months." in draft_deterministic(backend, profile).cover_letter[-1]
     none = replace(profile, answers=replace(profile.answers, notice_period=""))
     closing = draft_deterministic(backend, none).cover_letter[-1]
-    assert "notice period" not in closing and closing.endswith("considering my application.")
+    assert "notice period" not in closing and closing.endswith("hearing from you.")
     assert parse_profile(_without_notice(), source="p.toml").answers.notice_period == ""
 
 

@@ -94,6 +94,8 @@ async def test_a_submit_that_errors_after_the_click_is_never_clicked_again(
     assert task.status == Status.NEEDS_APPROVAL and task.approval is not None
     assert task.approval.question.startswith("Did the application to Nordwind")
     assert "HTTP 500" in task.approval.request["reason"]
+    summary = task.approval.request["summary"]  # the page's own "try again later." ends it
+    assert "later. Approve: it went through" in summary and ".." not in summary
     assert [a.filename for a in task.approval.attachments] == ["after_submit.png"]
     assert len(site.forms.submissions) == 1
 

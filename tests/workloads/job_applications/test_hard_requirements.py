@@ -114,3 +114,99 @@ def test_authorization_and_sponsorship_wordings(
     posting = dataclasses.replace(polaris[-1], text=text)
     rejected = filter_postings([posting], _needing_sponsorship(profile))[1]
     assert (rejected[0].reasons if rejected else ()) == reasons
+
+
+def _requiring(profile: Profile, **changes: object) -> Profile:
+    return dataclasses.replace(profile, requirements=dataclasses.replace(
+        profile.requirements, **changes))
+
+
+def _reasons(profile: Profile, posting: Posting, text: str) -> tuple[str, ...]:
+    rejected = filter_postings([dataclasses.replace(posting, text=text)], profile)[1]
+    return rejected[0].reasons if rejected else ()
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("A Ph.D. in ML or a related field is required. You will train models.", "phd"),
+    ("PhD in Computer Science required.", "phd"),
+    ("A doctorate in physics is mandatory.", "phd"),
+    ("You must hold a Ph.D. (e.g. in statistics), i.e. a research degree.", "phd"),
+    ("A bachelor's degree is required.", "bachelor"),
+    ("B.S. in Computer Science required.", "bachelor"),
+    ("BA in Economics required.", "bachelor"),
+    ("A B.A. or BSc is required.", "bachelor"),
+    ("A master’s degree in CS is required.", "master"),
+    ("M.Sc. in Computer Science required.", "master"),
+    ("An MSc or M.S. in Statistics is required.", "master"),
+    ("An M.S. or Ph.D. is required.", "master"),  # the lowest level named is enough
+])
+def test_degree_spellings_are_recognised(profile: Profile, polaris: list[Posting],
+                                         text: str, reason: str) -> None:
+    without = _requiring(profile, degree="none")
+    assert _reasons(without, polaris[-1], text) == (f"degree: {reason} required",)
+    assert _reasons(_requiring(profile, degree="phd"), polaris[-1], text) == ()
+
+
+@pytest.mark.parametrize("text", [
+    "MS Office skills are required.",  # not a Master of Science
+    "A Ph.D. is preferred but not required.",
+    "A Ph.D. or equivalent experience is required.",
+    "You must know Scrum. Our Scrum Master runs the ceremonies.",
+])
+def test_what_is_not_a_degree_requirement_keeps_the_posting(
+    profile: Profile, polaris: list[Posting], text: str
+) -> None:
+    assert _reasons(_requiring(profile, degree="none"), polaris[-1], text) == ()
+
+
+@pytest.mark.parametrize(("authorized", "text", "reasons"), [
+    (("US",), "EU work authorization required; German at B2", ("work authorization: EU",)),
+    (("EU",), "EU work authorization required; German at B2", ()),
+    (("Germany",), "EU work authorization required.", ("work authorization: EU",)),
+    (("EU",), "You must be authorized to work in the EU/EEA.", ()),
+    (("EEA",), "Valid EU work permit required.", ()),
+    (("EU",), "A valid UK work permit is required.", ("work authorization: UK",)),
+    (("United Kingdom",), "You need the right to work in the UK.", ()),
+    (("EU",), "U.S. citizens only.", ("work authorization: U.S.",)),
+    (("USA",), "Must be a US citizen.", ()),
+    (("EU",), "We sponsor US work visas and help with relocation.", ()),
+    (("EU",), "You must have the right to work in Sweden.", ()),
+    (("Germany",), "You must have the right to work in Sweden.", ("work authorization: Sweden",)),
+])
+def test_region_wide_work_authorization(
+    profile: Profile, polaris: list[Posting], authorized: tuple[str, ...], text: str,
+    reasons: tuple[str, ...]
+) -> None:
+    spoken = _requiring(profile, authorized_in=authorized, languages=("English", "German"))
+    assert _reasons(spoken, polaris[-1], text) == reasons
+
+
+@pytest.mark.parametrize(("languages", "text", "reasons"), [
+    (["English", "German B1"], "German at B2 is required.", ("language: German B2 required",)),
+    (["English", "German B2"], "German at B2 is required.", ()),
+    (["English", "German (C2)"], "Fluent German.", ()),
+    (["English", "German: conversational"], "Business fluent German.",
+     ("language: German C1 required",)),
+    (["English C1", "German"], "Native English speaker wanted.",
+     ("language: English native required",)),
+    (["English native", "Dutch B1"], "Working proficiency in Dutch and English (C2).",
+     ("language: Dutch B2 required",)),
+    (["English", "German B1"], "German at C1 would be a plus.", ()),
+    (["English"], "Fluent English and German at B2.", ("language: German required",)),
+    (["English"], "EU work authorization required; German at B2", ("language: German required",)),
+    (["English", "German"], "German at C2 is required.", ()),  # no level: any level
+])
+def test_language_levels_against_the_profile(
+    polaris: list[Posting], languages: list[str], text: str, reasons: tuple[str, ...]
+) -> None:
+    data = _example()
+    data["requirements"]["languages"] = languages
+    assert _reasons(parse_profile(data), polaris[-1], text) == reasons
+
+
+@pytest.mark.parametrize("entry", ["German B7", "German level 3", "Ger3man", "(C1)"])
+def test_a_bad_language_entry_names_the_field(entry: str) -> None:
+    data = _example()
+    data["requirements"]["languages"] = ["English", entry]
+    with pytest.raises(ProfileError, match=r"requirements\.languages\[1\]: expected a language"):
+        parse_profile(data)

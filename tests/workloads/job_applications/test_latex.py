@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import re
+import subprocess
 from dataclasses import replace
 from datetime import date
+from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
@@ -21,8 +24,13 @@ from workloads.job_applications.latex import (
     render_cover_letter,
     render_cv,
 )
-from workloads.job_applications.latex_escape import PRINTABLE, escape_latex, printable
-from workloads.job_applications.profile import Bullet, Contact, Experience, Profile
+from workloads.job_applications.latex_escape import (
+    PRINTABLE,
+    escape_latex,
+    latex_url,
+    printable,
+)
+from workloads.job_applications.profile import Bullet, Contact, Experience, Link, Profile
 
 from .fake_boards import LATEX_TITLE, greenhouse_jobs
 
@@ -174,3 +182,40 @@ def test_draft_strings_all_pass_through_the_escaper(profile: Profile) -> None:
     assert r"Dear A\&B hiring team" in tex and r"Para with \$ and \textasciitilde{}" in tex
     cv = render_cv(draft, replace(profile, contact=Contact("A_B", "a@b.c", "1", "X")))
     assert r"C\#, 50\%" in cv and r"A\_B" in cv
+
+
+LONG_URL = ("https://github.com/mara-lindqvist-example/distributed-postgresql-task-queue-with-"
+            "human-signoff/tree/main/docs/operations-and-deployment-guide")
+ODD_URL = "https://example.org/p?q=50%25&x=#frag_{a}\\b^c~d/ünï"
+
+
+def _breaks_only_after_slashes(url: str, text: str) -> bool:
+    """Whether `url` is in `text` whole, or cut across lines only right after a '/'."""
+    pattern = "".join(re.escape(c) + (r"\s*" if c == "/" else "") for c in url)
+    return re.search(pattern, text) is not None
+
+
+def test_a_link_is_escaped_and_may_break_only_after_a_slash() -> None:
+    assert latex_url("https://x.org/a-b--c/d") == (
+        r"\mbox{https://}\allowbreak{}\mbox{x.org/}\allowbreak{}\mbox{a-b-{}-c/}"
+        r"\allowbreak{}\mbox{d}")
+    assert latex_url(ODD_URL) == (
+        r"\mbox{https://}\allowbreak{}\mbox{example.org/}\allowbreak{}"
+        r"\mbox{p?q=50\%25\&x=\#frag\_\{a\}\textbackslash{}b\textasciicircum{}c"
+        r"\textasciitilde{}d/}\allowbreak{}\mbox{ünï}")
+    assert escape_latex(latex_url("https://x.org/%")) == latex_url("https://x.org/%")
+
+
+@pytest.mark.slow
+async def test_long_links_in_the_cv_header_break_only_after_a_slash(
+    profile: Profile, latex_posting: Posting, tmp_path: Path
+) -> None:
+    links = (Link("GitHub", LONG_URL), Link("Odd", ODD_URL), *profile.links)
+    odd = replace(profile, links=links)
+    tex = render_cv(draft_deterministic(latex_posting, odd), odd)
+    (tmp_path / "cv.pdf").write_bytes(await compile_pdf(tex))
+    text = subprocess.run(["pdftotext", str(tmp_path / "cv.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    assert LONG_URL not in " ".join(text.split())  # it is too long for one line: it was cut
+    for link in links:
+        assert _breaks_only_after_slashes(link.url, text), link.url

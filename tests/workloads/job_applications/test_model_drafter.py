@@ -59,6 +59,8 @@ async def test_model_writes_the_letter_and_orders_bullets(
         ("placeholder", "placeholder: '[Company]'"),
         ("not_json", "not JSON"),
         ("unknown_bullet", "unknown bullets: e9b9"),
+        ("copies_bullet", "a CV bullet repeated word for word"),
+        ("verbless", "a sentence without a verb: 'Backend engineer with nine years"),
     ],
 )
 async def test_model_failures_raise_drafter_error(

@@ -181,3 +181,29 @@ async def test_the_per_posting_list_is_bounded_and_says_known_and_below_top(
     bounded = await scrape(queue, settings, profile, capability=CAP)
     assert len(bounded.postings) == 3 and bounded.postings_left_out == bounded.fetched - 3
     assert all(len(p["title"]) <= 10 for p in bounded.postings)
+
+
+@pytest.mark.parametrize("status", [404, 410])
+async def test_a_posting_whose_one_job_view_is_gone_is_not_enqueued(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile, status: int
+) -> None:
+    site.boards.view_gone["5010008"] = status  # still listed, its own page taken down
+    report = await scrape(queue, _with_polaris(settings, site), profile, capability=CAP)
+    by_title = {p["title"]: p for p in report.postings}
+    gone = by_title["Senior PostgreSQL Engineer"]
+    assert (gone["outcome"], gone["reasons"], gone["task_id"]) == (
+        "filtered", ["posting gone"], None)
+    assert report.filtered_by_reason["posting gone"] == 1
+    assert "Senior PostgreSQL Engineer" not in {e["role"] for e in report.enqueued}
+    assert by_title["Senior Data Engineer"]["outcome"] == "enqueued"  # the live ones still are
+
+
+async def test_without_min_salary_the_one_job_view_is_not_read_and_the_posting_stays(
+    queue: TaskQueue, site: FakeSite, settings: JobSettings, profile: Profile
+) -> None:
+    site.boards.view_gone["5010008"] = 410
+    no_pay = dataclasses.replace(profile, requirements=dataclasses.replace(
+        profile.requirements, min_salary=None))
+    report = await scrape(queue, _with_polaris(settings, site), no_pay, capability=CAP)
+    assert "Senior PostgreSQL Engineer" in {e["role"] for e in report.enqueued}
+    assert "posting gone" not in report.filtered_by_reason
