@@ -8,6 +8,14 @@ and the workers run, so it may use `service.queue`, `service.config` (its own ta
 `service.config.sections["telegram"]`) and `service.scheduler.set_check("nudge_digest",
 body)`. Its `stop()` is awaited on shutdown after the workers stopped and before the
 database pool closes.
+
+Any number of services may share one database. One of them leads (a PostgreSQL
+advisory lock held by the core's `Leadership`): only the leader long-polls Telegram and runs the
+scheduler's leader-only entries (the nudge digest, the incident check); everything else
+(worker pools, outbox delivery, producers, ticks, the reaper, a webhook) runs on all. A
+part with `async lead()` and `async follow()` is told each change; it starts as a standby.
+On shutdown the service steps down and releases the lock first, so a standby takes over
+at once.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from taskqueue import (
     CapabilityConfig,
     CapabilityRun,
     Config,
+    Leadership,
     ObservabilityServer,
     Stopping,
     TaskQueue,
@@ -90,6 +99,7 @@ class Service:
         self.pools: list[WorkerPool] = []
         self.scheduler: ServiceScheduler | None = None
         self.http: ObservabilityServer | None = None
+        self.leadership: Leadership | None = None
         self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
         self.queue: TaskQueue | None = None
         self._pool_runs: list[asyncio.Task[None]] = []
@@ -107,6 +117,7 @@ class Service:
         log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
         self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
         self.queue = await self._queue_cm.__aenter__()
+        self.leadership = Leadership(dsn, name=self.name, on_change=self._lead_or_follow)
         await apply_capabilities(self.queue, cfg)
         runs = {c.name: await self._run_for(c) for c in cfg.capabilities.values()
                 if c.mode != "external"}
@@ -114,6 +125,7 @@ class Service:
         await self._start_http()
         self._start_pools(runs, dsn)
         await self._start_telegram()
+        self.leadership.start()
         log.info("service started name=%s", self.name)
 
     def _pool_size(self) -> int:
@@ -130,6 +142,7 @@ class Service:
         assert self.queue is not None
         sched = ServiceScheduler(self.queue, self.config, worker=f"{self.name}:tick",
                                  stopping=self.stopping)
+        sched.is_leader = self.is_leader
         sched.add_reaper()
         sched.add_pruner()
         sched.add_incident_check()
@@ -145,11 +158,23 @@ class Service:
 
     async def _start_http(self) -> None:
         assert self.queue is not None
-        self.http = observability(self.config, self.queue, self._scheduler_running)
+        self.http = observability(self.config, self.queue, self._scheduler_running,
+                                  leader=self.is_leader)
         if self.http is None:
             log.info("http: off (no [http] listen)")
             return
         await self.http.start()
+
+    def is_leader(self) -> bool:
+        """Whether this service holds the leader's lock now."""
+        return self.leadership is not None and self.leadership.is_leader
+
+    async def _lead_or_follow(self, leader: bool) -> None:
+        """Leadership's on_change: tell the parts that do the leader's work."""
+        if self.telegram is not None:
+            change = getattr(self.telegram, "lead" if leader else "follow", None)
+            if change is not None:
+                await change()
 
     def _scheduler_running(self) -> bool:
         return self.scheduler is not None and self.scheduler.scheduler.running
@@ -174,6 +199,9 @@ class Service:
         if part is None:
             log.info("telegram: off")
             return
+        follow = getattr(part, "follow", None)
+        if follow is not None:  # it polls once this service leads
+            await follow()
         await part.start()
         self.telegram = part
         log.info("telegram: started")
@@ -185,6 +213,9 @@ class Service:
     async def stop(self) -> None:
         """Stop claiming, give running work the grace period, then close everything."""
         log.info("service stopping")
+        if self.leadership is not None:
+            # First: the leader's work stops and a standby takes over while this one drains.
+            await self.leadership.stop()
         self.stopping.requested.set()
         for pool in self.pools:
             pool.stop()

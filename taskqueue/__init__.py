@@ -66,6 +66,7 @@ from taskqueue.runtime.handler import (
     load_handler,
 )
 from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
 from taskqueue.runtime.process import configure_logging, freeze_startup_objects
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
@@ -99,6 +100,7 @@ from taskqueue.store.states import Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "LEADER_LOCK_KEY",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
@@ -136,6 +138,7 @@ __all__ = [
     "HealthCheck",
     "Heartbeat",
     "IncidentAlert",
+    "Leadership",
     "LeaseLost",
     "Listener",
     "ListenerHub",

@@ -1,5 +1,11 @@
 """TelegramBot: builds the python-telegram-bot Application, starts polling (or the webhook
-listener) and the channel's delivery loop."""
+listener) and the channel's delivery loop.
+
+Only one process may long-poll a bot (Telegram answers a second getUpdates with 409
+Conflict), so with several services on one database the service calls `lead()` on its
+leader and `follow()` on the others: they send from the outbox and serve a webhook, but do
+not poll. A bot the service never calls leads from the start.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ import socket
 from datetime import timedelta
 from typing import Any
 
-from telegram.error import InvalidToken, NetworkError
+from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
 from bot.telegram.courier import Courier, RetryPolicy, describe
@@ -66,6 +72,8 @@ class TelegramBot:
         # configured one unless something else must know it.
         self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
         self.started = asyncio.Event()
+        self.leading = True  # polls; the service says otherwise on a standby
+        self._polling = asyncio.Lock()  # lead() and follow() take turns
         self._tasks: list[asyncio.Task[None]] = []
 
     def nudge_digest(self) -> NudgeDigest:
@@ -108,8 +116,10 @@ class TelegramBot:
         updater, s = self.application.updater, self.settings
         assert updater is not None
         if not s.webhook:
-            await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
-                                        allowed_updates=ALLOWED_UPDATES)
+            async with self._polling:
+                if not self.leading:
+                    return "mode=polling (standby: the leader polls)"
+                await self._start_polling()
             return "mode=polling"
         try:
             # Before setWebhook points Telegram at us; getaddrinfo may resolve a name.
@@ -124,6 +134,35 @@ class TelegramBot:
                               "TELEGRAM_WEBHOOK_LISTEN and TELEGRAM_WEBHOOK_PORT") from None
         return (f"mode=webhook url={s.webhook_url} "
                 f"listen={s.webhook_listen}:{s.webhook_port}/{s.url_path}")
+
+    async def _start_polling(self) -> None:
+        updater = self.application.updater
+        assert updater is not None
+        if updater.running:  # lead() came first
+            return
+        await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
+                                    allowed_updates=ALLOWED_UPDATES,
+                                    error_callback=polling_error)
+
+    async def lead(self) -> None:
+        """Poll for updates (this service became the leader); a webhook is served anyway."""
+        async with self._polling:
+            self.leading = True
+            updater = self.application.updater
+            # Before the application runs, the connection (`_receive_updates`) polls.
+            if (self.application.running and not self.settings.webhook
+                    and updater is not None and not updater.running):
+                await self._start_polling()
+                log.info("telegram: polling for updates (this service leads)")
+
+    async def follow(self) -> None:
+        """Stop polling at once (another service leads, or this one lost its lock)."""
+        async with self._polling:
+            self.leading = False
+            updater = self.application.updater
+            if updater is not None and updater.running and not self.settings.webhook:
+                await updater.stop()
+                log.info("telegram: stopped polling (this service stands by)")
 
     async def _connect_later(self) -> None:
         while True:
@@ -151,6 +190,16 @@ class TelegramBot:
             await app.shutdown()
         await app.bot.shutdown()  # its HTTP clients stay open when getMe failed at start
         log.info("telegram bot stopped")
+
+
+def polling_error(exc: TelegramError) -> None:
+    """The poller's error callback: it retries with a growing pause (1 s, then x1.5 up to
+    30 s); a 409 means another process polls this bot (a leader change in flight)."""
+    if isinstance(exc, Conflict):
+        log.warning("telegram: getUpdates answered 409 Conflict (another process polls this "
+                    "bot); backing off")
+    else:
+        log.warning("telegram: polling failed, retrying: %s", describe(exc))
 
 
 def check_listen(host: str, port: int) -> None:

@@ -2,8 +2,10 @@
 
 /healthz runs every named check (the database always; the caller adds its own, such as the
 scheduler and the reaper) and answers 200 when all pass, 503 naming the failing ones, as a
-small JSON body. /metrics is Prometheus' text format: the QueueCollector's database
-figures (read at scrape time, with a timeout) and the in-process handler durations.
+small JSON body. /metrics is Prometheus' text format: the QueueCollector's database figures
+(read at scrape time, with a timeout) and the in-process handler durations. With a `leader`
+callable (the service's Leadership), /healthz also says the process's "role", leader or
+standby, and /metrics has `signoff_leader` 1/0.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
 
 from taskqueue.errors import ConfigError, one_line
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
@@ -65,13 +67,19 @@ class ObservabilityServer:
     def __init__(self, queue: TaskQueue, listen: str, *,
                  signal_config: SignalConfig | None = None,
                  checks: Mapping[str, HealthCheck] | None = None,
-                 timeout: float = SCRAPE_TIMEOUT) -> None:
+                 timeout: float = SCRAPE_TIMEOUT,
+                 leader: Callable[[], bool] | None = None) -> None:
         self.host, self.port = parse_listen(listen)
         self.registry = CollectorRegistry(auto_describe=False)
         self.collector = QueueCollector(queue, signal_config, timeout=timeout)
         self.registry.register(self.collector)
         self.durations = SliceDurations(self.registry)
         self.observe_slice = self.durations.observe
+        self.leader = leader
+        if leader is not None:
+            Gauge("signoff_leader", "1 while this process is the leader among the services "
+                  "on its database, 0 while it stands by", registry=self.registry,
+                  ).set_function(lambda: 1 if leader() else 0)
         self.checks: dict[str, HealthCheck] = {"database": database_check(queue),
                                                **(checks or {})}
         self.check_timeout = timeout
@@ -118,8 +126,10 @@ class ObservabilityServer:
     async def _healthz(self, request: web.Request) -> web.Response:
         results = await self.health()
         failing = [name for name, result in results.items() if result != "ok"]
-        body = {"status": "failing" if failing else "ok", "failing": failing,
-                "checks": results}
+        body: dict[str, object] = {"status": "failing" if failing else "ok",
+                                   "failing": failing, "checks": results}
+        if self.leader is not None:
+            body["role"] = "leader" if self.leader() else "standby"
         return web.json_response(body, status=503 if failing else 200)
 
     async def _metrics(self, request: web.Request) -> web.Response:
