@@ -36,6 +36,7 @@ from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
 from taskqueue.maintenance.endpoints import (
     HealthCheck,
     ObservabilityServer,
+    bind_listen,
     parse_listen,
     reaper_check,
 )
@@ -163,6 +164,7 @@ __all__ = [
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",
+    "bind_listen",
     "configure_logging",
     "data_dir",
     "default_worker_name",
