@@ -221,6 +221,31 @@ def test_a_bad_telegram_setting_stops_the_service_before_anything_is_written(
     assert _tables(empty_dsn) == 0
 
 
+def test_a_workloads_failing_settings_check_stops_the_service_before_anything_is_written(
+        dsn: str, empty_dsn: str, tmp_path: Path) -> None:
+    config = tmp_path / "briefing.toml"
+    config.write_text(CONFIG + """
+[capabilities.briefing]
+handler = "workloads.briefing.handler:handle"
+max_running = 1
+
+[[capabilities.briefing.producers]]
+name = "daily"
+function = "workloads.briefing.producer:daily"
+cron = "30 7 * * *"
+
+[workloads.briefing]
+max_items = 99
+""")
+    for db in (dsn, empty_dsn):
+        done = _run_bot(config, db)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and "workloads.briefing.max_items" in lines[0], done.stderr
+    assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+    assert _tables(empty_dsn) == 0
+
+
 async def test_the_service_serves_on_the_address_it_bound_and_writes_the_caps(
         dsn: str, tmp_path: Path) -> None:
     with socket.socket() as probe:
