@@ -9,9 +9,11 @@ figures (read at scrape time, with a timeout) and the in-process handler duratio
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -45,23 +47,37 @@ def bind_listen(listen: str) -> list[socket.socket]:
     host, port = parse_listen(listen)
     sockets: list[socket.socket] = []
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
-        for family, kind, proto, _, address in dict.fromkeys(infos):
-            sock = socket.socket(family, kind, proto)
-            sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:  # as asyncio does: ::1 and 127.0.0.1 apart
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            sock.bind(address)
-            sock.listen(128)
-            sock.setblocking(False)
+        for family, kind, proto, _, address in dict.fromkeys(socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)):
+            if (sock := _bind(family, kind, proto, address)) is not None:
+                sockets.append(sock)
+        if not sockets:
+            raise OSError(errno.EADDRNOTAVAIL, "no address to bind")
     except OSError as exc:
         for sock in sockets:
             sock.close()
         raise ConfigError(f"cannot serve /healthz and /metrics on {host}:{port} "
                           f"({exc.strerror or exc})") from None
     return sockets
+
+
+def _bind(family: int, kind: int, proto: int, address: Any) -> socket.socket | None:
+    """A listening socket on `address`; None when it is IPv6 and the host has IPv6 off
+    (skipped, as asyncio's create_server does)."""
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:  # as asyncio does: ::1 and 127.0.0.1 apart
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRNOTAVAIL and family == socket.AF_INET6:
+            return None
+        raise
+    return sock
 
 
 def database_check(queue: TaskQueue) -> HealthCheck:

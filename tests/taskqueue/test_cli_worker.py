@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from taskqueue import ConfigError, TaskQueue, load_config
+from taskqueue import ConfigError, ObservabilityServer, TaskQueue, bind_listen, load_config
 from taskqueue.cli.main import build_parser, main
 from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
@@ -135,6 +135,25 @@ def test_a_busy_metrics_port_stops_the_worker_before_the_caps_are_written(
                     "--handler", "no:pe", "--metrics-listen", f"127.0.0.1:{port}")
     assert "cannot import" in check_failed(done, 1)  # a handler is checked first too
     assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+
+
+async def test_a_bound_address_is_served_once_started_and_released_when_never_served(
+        queue: TaskQueue) -> None:
+    sockets = bind_listen("127.0.0.1:0")
+    port = sockets[0].getsockname()[1]
+    with pytest.raises(ConfigError, match=f"on 127.0.0.1:{port} .Address already in use"):
+        bind_listen(f"127.0.0.1:{port}")
+    server = ObservabilityServer(queue, f"127.0.0.1:{port}", sockets=sockets)
+    await server.start()
+    try:
+        assert server.port == port
+        status, _, body = await get(f"http://127.0.0.1:{port}/healthz")
+        assert status == 200 and '"database": "ok"' in body
+    finally:
+        await server.stop()
+    unserved = bind_listen(f"127.0.0.1:{port}")  # stop released it
+    await ObservabilityServer(queue, f"127.0.0.1:{port}", sockets=unserved).stop()
+    assert all(sock.fileno() == -1 for sock in unserved)
 
 
 async def test_a_bad_metrics_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
