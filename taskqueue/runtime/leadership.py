@@ -3,11 +3,13 @@ PostgreSQL advisory lock held on a connection of the process's own.
 
 The lock is session-level: it goes when its connection does, so a killed leader (or one
 whose connection was cut) frees it at once and a standby, which tries every `try_every`
-seconds and wakes on the release's NOTIFY, takes over. The leader checks its connection
-every `check_every` seconds; when the check fails it steps down (`on_change(False)`, awaited)
-before it reconnects, so its leader-only work stops as soon as it can know it lost the
-lock. A standby may win the lock within that second: leader-only work must tolerate a
-brief overlap (Telegram answers a second getUpdates with 409; the poller backs off).
+seconds and wakes on the release's NOTIFY, takes over. The leader waits on its connection's
+socket (so a connection the server ends is noticed at once) and checks it with a query every
+`check_every` seconds (so a silent one is noticed within CHECK_TIMEOUT); on a loss it steps
+down (`on_change(False)`, awaited) before it reconnects, so its leader-only work stops as
+soon as it can know it lost the lock. A standby may still win the lock first: leader-only
+work must tolerate a brief overlap (Telegram answers a second getUpdates with 409 and the
+poller backs off).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ CHECK_EVERY = 1.0
 CHECK_TIMEOUT = 5.0
 # Backoff between reconnection attempts (s): doubles from MIN up to MAX.
 RECONNECT_MIN = 0.5
-RECONNECT_MAX = 10.0
+RECONNECT_MAX = 5.0
 APPLICATION_NAME = "signoff-leader"
 
 OnChange = Callable[[bool], Awaitable[None]]
@@ -72,8 +74,10 @@ class Leadership:
             try:
                 await self._contend()
             except (psycopg.Error, OSError, TimeoutError) as exc:
-                await self._step_down(f"lost its database connection: {one_line(exc)}")
-                log.warning("leadership: reconnecting in %.1fs", self._delay)
+                why = one_line(exc) or type(exc).__name__
+                await self._step_down(f"lost its database connection: {why}")
+                log.warning("leadership: no database connection (%s); trying again in %.1fs",
+                            why, self._delay)
             await asyncio.sleep(self._delay)
             self._delay = min(self._delay * 2, RECONNECT_MAX)
 
@@ -105,7 +109,8 @@ class Leadership:
             self._delay = RECONNECT_MIN
             while True:
                 if self.is_leader:
-                    await asyncio.sleep(self.check_every)
+                    # Waiting on the socket, a connection the server ends is noticed at once.
+                    await self._wait_for_release(conn)
                     await asyncio.wait_for(conn.execute(query("leader_check")), CHECK_TIMEOUT)
                 elif await self._try(conn):
                     await self._change(True, "elected")
@@ -123,8 +128,10 @@ class Leadership:
         return bool(row and row[0])
 
     async def _wait_for_release(self, conn: psycopg.AsyncConnection) -> None:
-        """Sleep `try_every`, or less when the leader announces its release."""
-        async for _ in conn.notifies(timeout=self.try_every, stop_after=1):
+        """Wait `try_every` (a standby) or `check_every` (the leader) seconds on the
+        connection; a standby wakes early when the leader announces its release."""
+        wait = self.check_every if self.is_leader else self.try_every
+        async for _ in conn.notifies(timeout=wait, stop_after=1):
             return
 
     async def _step_down(self, why: str) -> None:
