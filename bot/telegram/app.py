@@ -145,15 +145,37 @@ class TelegramBot:
                                     error_callback=polling_error)
 
     async def lead(self) -> None:
-        """Poll for updates (this service became the leader); a webhook is served anyway."""
+        """Poll for updates (this service became the leader); a webhook is served anyway.
+        While Telegram cannot be reached, try again every `reconnect` seconds."""
         async with self._polling:
             self.leading = True
-            updater = self.application.updater
-            # Before the application runs, the connection (`_receive_updates`) polls.
-            if (self.application.running and not self.settings.webhook
-                    and updater is not None and not updater.running):
-                await self._start_polling()
-                log.info("telegram: polling for updates (this service leads)")
+            if await self._poll_now():
+                return
+        self._tasks.append(asyncio.create_task(self._lead_later(), name="signoff-lead"))
+
+    async def _poll_now(self) -> bool:
+        """Start polling if this service leads and may poll now; False when Telegram could
+        not be reached (try again later)."""
+        updater = self.application.updater
+        # Before the application runs, the connection (`_receive_updates`) polls.
+        if (not self.leading or not self.application.running or self.settings.webhook
+                or updater is None or updater.running):
+            return True
+        try:
+            await self._start_polling()
+        except NetworkError as exc:
+            log.warning("telegram: cannot start polling (%s); retrying every %.0fs",
+                        describe(exc), self.reconnect)
+            return False
+        log.info("telegram: polling for updates (this service leads)")
+        return True
+
+    async def _lead_later(self) -> None:
+        while True:
+            await asyncio.sleep(self.reconnect)
+            async with self._polling:
+                if await self._poll_now():
+                    return
 
     async def follow(self) -> None:
         """Stop polling at once (another service leads, or this one lost its lock)."""
