@@ -21,8 +21,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     parser.add_argument("--config", metavar="FILE",
                         help="the config file (default: $SIGNOFF_CONFIG, else built-in defaults)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log at DEBUG (default INFO); secrets stay masked")
     args = parser.parse_args(argv)
-    configure_logging(logging.INFO)
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO)
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 

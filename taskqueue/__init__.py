@@ -43,6 +43,15 @@ from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
+from taskqueue.redact import (
+    MASK,
+    RedactingFilter,
+    redact,
+    secret_register,
+    secret_register_dsn,
+    secret_register_env,
+    secret_register_environment,
+)
 from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
 from taskqueue.runtime.handler import (
     Done,
@@ -87,6 +96,7 @@ from taskqueue.store.states import Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "MASK",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
@@ -142,6 +152,7 @@ __all__ = [
     "ReapReport",
     "Reaper",
     "ReaperConfig",
+    "RedactingFilter",
     "Release",
     "Releasing",
     "Signal",
@@ -179,8 +190,13 @@ __all__ = [
     "read_signals",
     "read_stats",
     "reaper_check",
+    "redact",
     "resolve_dsn",
     "run_main",
     "run_slice",
+    "secret_register",
+    "secret_register_dsn",
+    "secret_register_env",
+    "secret_register_environment",
     "workload_section",
 ]

@@ -15,8 +15,9 @@ UNIT = Path(__file__).resolve().parents[1] / "deploy" / "signoff.service"
 # a section it does not know, or a line it cannot parse.
 COMPLAINT = re.compile(r"unknown|ignoring|invalid|failed to parse|missing", re.IGNORECASE)
 
-pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None,
-                                reason="systemd-analyze is not installed (scripts/install-system-deps)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None,
+    reason="systemd-analyze is not installed (scripts/install-system-deps installs it)")
 
 
 def verify(text: str, folder: Path) -> list[str]:

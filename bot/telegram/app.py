@@ -20,7 +20,7 @@ from bot.telegram.deps import KEY, Deps
 from bot.telegram.digest import NudgeDigest
 from bot.telegram.handlers import bot_commands, register
 from bot.telegram.settings import TelegramSettings
-from taskqueue import ConfigError, SignalConfig, TaskQueue
+from taskqueue import ConfigError, SignalConfig, TaskQueue, secret_register
 
 log = logging.getLogger("signoff.telegram")
 
@@ -65,6 +65,7 @@ class TelegramBot:
         # Registered with setWebhook at every start, so a fresh random one is as good as a
         # configured one unless something else must know it.
         self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
+        secret_register(settings.token, self.webhook_secret)
         self.started = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from taskqueue.errors import ConfigError, one_line
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
 from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.redact import redact
 from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.http")
@@ -108,12 +109,14 @@ class ObservabilityServer:
                                                                strict=True)}
 
     async def _run_check(self, check: HealthCheck) -> str | None:
+        """The check's answer, masked: /healthz is read by whoever reaches the port."""
         try:
-            return await asyncio.wait_for(check(), self.check_timeout)
+            problem = await asyncio.wait_for(check(), self.check_timeout)
         except TimeoutError:
             return f"no answer within {self.check_timeout:.0f}s"
         except Exception as exc:
-            return one_line(exc) or type(exc).__name__
+            problem = one_line(exc) or type(exc).__name__
+        return redact(problem) if problem else None
 
     async def _healthz(self, request: web.Request) -> web.Response:
         results = await self.health()

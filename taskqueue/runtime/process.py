@@ -1,5 +1,6 @@
 """How a long-running Signoff process (`signoff ...`, `python -m bot`) sets up its logging
-and its garbage collector: one log format, log records that skip what that format never
+and its garbage collector: one log format, every registered secret masked in every line,
+the HTTP clients' per-request lines off, log records that skip what that format never
 prints, and the objects of start-up kept out of the collector's full passes.
 
 A worker writes one log line per task transition, two or more per task, so at thousands of
@@ -11,7 +12,14 @@ import gc
 import logging
 import time
 
+from taskqueue.redact import RedactingFilter, secret_register_environment
+
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# HTTP clients and servers that log each request (httpx logs every Bot API URL, the bot
+# token in its path, at INFO; urllib3, suds and pyVmomi their traffic at DEBUG): WARNING
+# and up only, at every level the process runs at.
+QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "telegram.request", "urllib3", "aiohttp.access",
+                 "aiohttp.client", "tornado.access", "suds", "pyVmomi")
 
 
 class LogFormatter(logging.Formatter):
@@ -39,14 +47,22 @@ def configure_logging(level: int) -> None:
     """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
     (then, as with logging.basicConfig, nothing changes).
 
+    Every line passes the RedactingFilter (the secrets registered with taskqueue.redact
+    are masked whatever logger wrote them; the environment's secret-named variables and
+    DATABASE_URL's password are registered here), and the loggers in QUIET_LOGGERS say
+    only warnings and errors.
     The format prints no thread, process or source position, so records skip collecting
     them (the switches the logging HOWTO's "Optimization" section names); a worker's name
     carries its pid already. Someone else's logging set-up keeps them."""
     root = logging.getLogger()
     if root.handlers:
         return
+    secret_register_environment()
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
     handler = logging.StreamHandler()
     handler.setFormatter(LogFormatter())
+    handler.addFilter(RedactingFilter())
     root.addHandler(handler)
     root.setLevel(level)
     logging.logThreads = False
