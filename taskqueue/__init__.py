@@ -33,6 +33,7 @@ from taskqueue.errors import (
     run_main,
 )
 from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
 from taskqueue.maintenance.endpoints import (
     HealthCheck,
     ObservabilityServer,
@@ -100,6 +101,7 @@ __all__ = [
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
+    "UNREACHABLE_AFTER",
     "AlertReport",
     "AlreadyDecided",
     "Approval",
@@ -111,6 +113,8 @@ __all__ = [
     "Capability",
     "CapabilityConfig",
     "CapabilityRun",
+    "ChannelHealth",
+    "ChannelReport",
     "Checkpoint",
     "Completion",
     "Config",

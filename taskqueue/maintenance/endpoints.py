@@ -1,8 +1,10 @@
 """GET /healthz and GET /metrics over HTTP (aiohttp), for the service and `signoff worker`.
 
 /healthz runs every named check (the database always; the caller adds its own, such as the
-scheduler and the reaper) and answers 200 when all pass, 503 naming the failing ones, as a
-small JSON body. /metrics is Prometheus' text format: the QueueCollector's database
+scheduler and the reaper, and the delivery channels' reports through add_channel) and
+answers 200 when all pass, 503 naming the failing ones, as a small JSON body. A request the
+server cannot parse is one log line at most (maintenance/requestlog.py).
+/metrics is Prometheus' text format: the QueueCollector's database
 figures (read at scrape time, with a timeout) and the in-process handler durations.
 """
 
@@ -16,7 +18,9 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from taskqueue.errors import ConfigError, one_line
+from taskqueue.maintenance.channels import ChannelReport
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
+from taskqueue.maintenance.requestlog import RequestLog
 from taskqueue.maintenance.signals import SignalConfig
 from taskqueue.redact import redact
 from taskqueue.store.client import TaskQueue
@@ -75,6 +79,7 @@ class ObservabilityServer:
         self.observe_slice = self.durations.observe
         self.checks: dict[str, HealthCheck] = {"database": database_check(queue),
                                                **(checks or {})}
+        self.request_log = RequestLog(logging.getLogger("signoff.http.requests"))
         self.check_timeout = timeout
         self._scrape = asyncio.Lock()
         self._runner: web.AppRunner | None = None
@@ -83,7 +88,7 @@ class ObservabilityServer:
         app = web.Application()
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, logger=self.request_log)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         try:
@@ -96,6 +101,12 @@ class ObservabilityServer:
         if self.port == 0 and server is not None:  # an ephemeral port (tests)
             self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
         log.info("http: serving /healthz and /metrics on %s:%d", self.host, self.port)
+
+    def add_channel(self, channel: ChannelReport) -> None:
+        """Fail /healthz, under the channel's name, while it reports a problem."""
+        async def check() -> str | None:
+            return channel.problem()
+        self.checks[channel.name] = check
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -19,7 +19,10 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 # token in its path, at INFO; urllib3, suds and pyVmomi their traffic at DEBUG): WARNING
 # and up only, at every level the process runs at.
 QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "telegram.request", "urllib3", "aiohttp.access",
-                 "aiohttp.client", "tornado.access", "suds", "pyVmomi")
+                 "aiohttp.client", "tornado.general", "suds", "pyVmomi")
+# The webhook listener (tornado) logs every refused request (a wrong secret, garbage) as a
+# WARNING: a stranger's requests must not fill the log, so its access log says errors only.
+QUIET_CLIENT_ERRORS = ("tornado.access",)
 
 
 class LogFormatter(logging.Formatter):
@@ -60,6 +63,8 @@ def configure_logging(level: int) -> None:
     secret_register_environment()
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
+    for name in QUIET_CLIENT_ERRORS:
+        logging.getLogger(name).setLevel(max(level, logging.ERROR))
     handler = logging.StreamHandler()
     handler.setFormatter(LogFormatter())
     handler.addFilter(RedactingFilter())
