@@ -5,7 +5,7 @@ Whoever reads a secret registers its value (`secret_register`, `secret_register_
 `secret_register_dsn` for a database URL's password); `redact(text)` then shows each
 registered value as MASK. `RedactingFilter` applies it to log records whatever logger wrote
 them: message, arguments, exception and stack text. The core names no secret of its users:
-the Telegram channel and the workloads register their own.
+the delivery channels and the handlers register their own.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ MASK = "[redacted]"
 MIN_SECRET_CHARS = 4
 # The variables libpq reads a password from, registered with any database URL.
 _PG_ENV = ("PGPASSWORD",)
-# Environment variables whose name says they hold a secret (TELEGRAM_BOT_TOKEN,
-# SIGNOFF_VCENTER_PASSWORD, ..._API_KEY, ..._SECRET): secret_register_environment() masks
+# Environment variables whose name says they hold a secret (..._TOKEN, ..._PASSWORD,
+# ..._API_KEY, ..._SECRET): secret_register_environment() masks
 # them all, whoever reads them and whether or not their reader was loaded yet.
 SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|PASSWD|PASSPHRASE|SECRET|_KEY)$", re.IGNORECASE)
 
@@ -110,7 +110,11 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if _pattern is None:
             return True
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: the handler reports it, args unprinted
+            record.msg, record.args = f"(unformattable log message {record.msg!r})", None
+            message = record.msg
         masked = redact(message)
         if masked != message or record.args:
             record.msg, record.args = masked, None

@@ -11,18 +11,15 @@ from __future__ import annotations
 import gc
 import logging
 import time
+from collections.abc import Iterable
 
 from taskqueue.redact import RedactingFilter, secret_register_environment
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
-# HTTP clients and servers that log each request (httpx logs every Bot API URL, the bot
-# token in its path, at INFO; urllib3, suds and pyVmomi their traffic at DEBUG): WARNING
-# and up only, at every level the process runs at.
-QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "telegram.request", "urllib3", "aiohttp.access",
-                 "aiohttp.client", "tornado.general", "suds", "pyVmomi")
-# The webhook listener (tornado) logs every refused request (a wrong secret, garbage) as a
-# WARNING: a stranger's requests must not fill the log, so its access log says errors only.
-QUIET_CLIENT_ERRORS = ("tornado.access",)
+# HTTP clients and servers that log each request (httpx logs every request's URL, a token in
+# its path included, at INFO; urllib3 its connections at DEBUG): WARNING and up only, at
+# every level the process runs at. A caller adds the loggers of its own libraries.
+QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "urllib3", "aiohttp.access", "aiohttp.client")
 
 
 class LogFormatter(logging.Formatter):
@@ -46,14 +43,16 @@ class LogFormatter(logging.Formatter):
         return self.default_msec_format % (self._second_text, record.msecs)
 
 
-def configure_logging(level: int) -> None:
+def configure_logging(level: int, *, quiet: Iterable[str] = (),
+                      errors_only: Iterable[str] = ()) -> None:
     """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
     (then, as with logging.basicConfig, nothing changes).
 
     Every line passes the RedactingFilter (the secrets registered with taskqueue.redact
     are masked whatever logger wrote them; the environment's secret-named variables and
-    DATABASE_URL's password are registered here), and the loggers in QUIET_LOGGERS say
-    only warnings and errors.
+    DATABASE_URL's password are registered here); the loggers in QUIET_LOGGERS and `quiet`
+    say only warnings and errors, those in `errors_only` (a server's access log, where a
+    stranger's refused requests would land) only errors.
     The format prints no thread, process or source position, so records skip collecting
     them (the switches the logging HOWTO's "Optimization" section names); a worker's name
     carries its pid already. Someone else's logging set-up keeps them."""
@@ -61,9 +60,9 @@ def configure_logging(level: int) -> None:
     if root.handlers:
         return
     secret_register_environment()
-    for name in QUIET_LOGGERS:
+    for name in (*QUIET_LOGGERS, *quiet):
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
-    for name in QUIET_CLIENT_ERRORS:
+    for name in errors_only:
         logging.getLogger(name).setLevel(max(level, logging.ERROR))
     handler = logging.StreamHandler()
     handler.setFormatter(LogFormatter())

@@ -74,3 +74,9 @@ def test_secret_named_variables_are_registered_and_short_values_are_not() -> Non
 def test_a_secret_inside_a_longer_one_is_masked_whole() -> None:
     secret_register("inner-secret", "outer-inner-secret-value")
     assert redact("x outer-inner-secret-value y inner-secret") == f"x {MASK} y {MASK}"
+
+
+def test_a_bad_format_string_is_logged_masked_instead_of_raising() -> None:
+    secret_register(TOKEN)
+    text = format_through(RedactingFilter(), "anything", f"{TOKEN} %d %d", "one")
+    assert "unformattable" in text and TOKEN not in text
