@@ -21,8 +21,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     parser.add_argument("--config", metavar="FILE",
                         help="the config file (default: $SIGNOFF_CONFIG, else built-in defaults)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log at DEBUG (default INFO); secrets stay masked")
     args = parser.parse_args(argv)
-    configure_logging(logging.INFO)
+    # The Bot API client's request lines carry the token in the URL; tornado (the webhook
+    # listener) logs each malformed request (general) and each refused one (access).
+    configure_logging(logging.DEBUG if args.verbose else logging.INFO,
+                      quiet=("telegram.request", "tornado.general"),
+                      errors_only=("tornado.access",))
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 

@@ -7,11 +7,13 @@ Each part logs one line as it starts. The Telegram channel plugs in through one 
 and the workers run, so it may use `service.queue`, `service.config` (its own table is
 `service.config.sections["telegram"]`) and `service.scheduler.set_check("nudge_digest",
 body)`. Its `stop()` is awaited on shutdown after the workers stopped and before the
-database pool closes.
+database pool closes. A part that keeps a `health` (a taskqueue ChannelReport) is added to
+/healthz under its name, and one whose `started` event is not set after `start()` (the Bot
+API has not answered yet) is logged as retrying, not started.
 
 Any number of services may share one database. One of them leads (a PostgreSQL
-advisory lock held by the core's `Leadership`): only the leader long-polls Telegram and runs the
-scheduler's leader-only entries (the nudge digest, the incident check); everything else
+advisory lock held by the core's `Leadership`): only the leader long-polls Telegram and runs
+the scheduler's leader-only entries (the nudge digest, the incident check); everything else
 (worker pools, outbox delivery, producers, ticks, the reaper, a webhook) runs on all. A
 part with `async lead()` and `async follow()` is told each change; it starts as a standby.
 On shutdown the service steps down and releases the lock first, so a standby takes over
@@ -51,6 +53,9 @@ from taskqueue import (
 )
 
 log = logging.getLogger("signoff.service")
+
+# start() waits this long (seconds) for the first answer to "do we lead?".
+LEADERSHIP_WAIT = 10.0
 
 
 class TelegramPart(Protocol):
@@ -144,6 +149,9 @@ class Service:
         self._start_pools(runs, dsn)
         await self._start_telegram()
         self.leadership.start()
+        # A lone service polls once start() returns; a slow database does not hold it up.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.leadership.decided.wait(), LEADERSHIP_WAIT)
         log.info("service started name=%s", self.name)
 
     def _pool_size(self) -> int:
@@ -222,7 +230,15 @@ class Service:
             await follow()
         await part.start()
         self.telegram = part
-        log.info("telegram: started")
+        health = getattr(part, "health", None)  # a ChannelReport, when the part keeps one
+        if health is not None and self.http is not None:
+            self.http.add_channel(health)
+        started = getattr(part, "started", None)
+        if isinstance(started, asyncio.Event) and not started.is_set():
+            log.warning("telegram: retrying (the Bot API has not answered yet); approvals "
+                        "wait in the outbox")
+        else:
+            log.info("telegram: started")
 
     def request_stop(self) -> None:
         """Begin a graceful stop (the SIGTERM/SIGINT handler)."""

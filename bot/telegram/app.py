@@ -25,8 +25,16 @@ from bot.telegram.delivery import TelegramChannel
 from bot.telegram.deps import KEY, Deps
 from bot.telegram.digest import NudgeDigest
 from bot.telegram.handlers import bot_commands, register
+from bot.telegram.health import ReportingRequest
 from bot.telegram.settings import TelegramSettings
-from taskqueue import ConfigError, SignalConfig, TaskQueue
+from taskqueue import (
+    UNREACHABLE_AFTER,
+    ChannelHealth,
+    ConfigError,
+    SignalConfig,
+    TaskQueue,
+    secret_register,
+)
 
 log = logging.getLogger("signoff.telegram")
 
@@ -39,11 +47,17 @@ RECONNECT_SECONDS = 15.0
 ALLOWED_UPDATES = ["message", "callback_query"]
 
 
-def build_application(settings: TelegramSettings) -> Application:
-    """A PTB Application pointed at `{api_base_url}/bot`; updates handled concurrently."""
+def build_application(settings: TelegramSettings,
+                      health: ChannelHealth | None = None) -> Application:
+    """A PTB Application pointed at `{api_base_url}/bot`; updates handled concurrently;
+    every request reported to `health` (PTB's own pool sizes: 256, and 1 for getUpdates)."""
     assert settings.token
+    health = health or ChannelHealth("telegram")
     return (ApplicationBuilder().token(settings.token)
             .base_url(settings.base_url).base_file_url(settings.base_file_url)
+            .request(ReportingRequest(health, connection_pool_size=256))
+            .get_updates_request(ReportingRequest(health, retry_unauthorized=True,
+                                                  connection_pool_size=1))
             .concurrent_updates(8).job_queue(None).build())
 
 
@@ -54,11 +68,14 @@ class TelegramBot:
                  signal_config: SignalConfig | None = None, policy: RetryPolicy | None = None,
                  poll_timeout: float = 10.0, outbox_poll: float = 30.0,
                  sender_name: str | None = None, digest_max_items: int = 30,
-                 reconnect: float = RECONNECT_SECONDS) -> None:
+                 reconnect: float = RECONNECT_SECONDS,
+                 unreachable_after: float = UNREACHABLE_AFTER) -> None:
         settings.check()
         assert settings.chat_id is not None
         self.settings, self.queue = settings, queue
-        self.application = build_application(settings)
+        # What /healthz reads: unauthorized at once, unreachable after `unreachable_after` s.
+        self.health = ChannelHealth("telegram", unreachable_after=unreachable_after)
+        self.application = build_application(settings, self.health)
         self.courier = Courier(self.application.bot, policy)
         self.sender = TelegramChannel(queue, self.courier, settings.chat_id, poll=outbox_poll,
                                       name=sender_name)
@@ -71,6 +88,7 @@ class TelegramBot:
         # Registered with setWebhook at every start, so a fresh random one is as good as a
         # configured one unless something else must know it.
         self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
+        secret_register(settings.token, self.webhook_secret)
         self.started = asyncio.Event()
         self.leading = True  # polls; the service says otherwise on a standby
         self._polling = asyncio.Lock()  # lead() and follow() take turns
@@ -89,9 +107,9 @@ class TelegramBot:
             await self.stop()  # the caller will not: close the HTTP clients before failing
             raise
         except NetworkError as exc:
-            log.warning("Telegram is unreachable (%s); retrying every %.0fs in the background. "
-                        "Approvals wait in the notification outbox until it is back.",
-                        describe(exc), self.reconnect)
+            log.warning("telegram: retrying: the Bot API is unreachable (%s); trying again "
+                        "every %gs in the background. Approvals wait in the notification "
+                        "outbox until it answers.", describe(exc), self.reconnect)
             self._tasks.append(asyncio.create_task(self._connect_later()))
 
     async def _connect(self) -> None:
@@ -142,7 +160,7 @@ class TelegramBot:
             return
         await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
                                     allowed_updates=ALLOWED_UPDATES,
-                                    error_callback=polling_error)
+                                    error_callback=polling_failed)
 
     async def lead(self) -> None:
         """Poll for updates (this service became the leader); a webhook is served anyway.
@@ -163,8 +181,8 @@ class TelegramBot:
             return True
         try:
             await self._start_polling()
-        except NetworkError as exc:
-            log.warning("telegram: cannot start polling (%s); retrying every %.0fs",
+        except TelegramError as exc:  # unreachable, or a token revoked meanwhile
+            log.warning("telegram: retrying: cannot start polling (%s); again in %.0fs",
                         describe(exc), self.reconnect)
             return False
         log.info("telegram: polling for updates (this service leads)")
@@ -193,7 +211,8 @@ class TelegramBot:
                 await self._connect()
                 return
             except NetworkError as exc:
-                log.warning("Telegram still unreachable: %s", describe(exc))
+                log.warning("telegram: retrying: the Bot API is still unreachable (%s)",
+                            describe(exc))
             except ConfigError as exc:
                 log.error("%s", exc)
                 return
@@ -214,14 +233,14 @@ class TelegramBot:
         log.info("telegram bot stopped")
 
 
-def polling_error(exc: TelegramError) -> None:
-    """The poller's error callback: it retries with a growing pause (1 s, then x1.5 up to
-    30 s); a 409 means another process polls this bot (a leader change in flight)."""
+def polling_failed(exc: TelegramError) -> None:
+    """PTB retries getUpdates with backoff (1 s, x1.5 up to 30 s); one line each, no
+    traceback. A 409 means another process polls this bot (a leader change in flight)."""
     if isinstance(exc, Conflict):
-        log.warning("telegram: getUpdates answered 409 Conflict (another process polls this "
-                    "bot); backing off")
+        log.warning("telegram: retrying: getUpdates answered 409 Conflict (another process "
+                    "polls this bot); backing off")
     else:
-        log.warning("telegram: polling failed, retrying: %s", describe(exc))
+        log.warning("telegram: retrying: getUpdates failed (%s)", describe(exc))
 
 
 def check_listen(host: str, port: int) -> None:

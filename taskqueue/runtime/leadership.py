@@ -56,6 +56,8 @@ class Leadership:
         self.try_every, self.check_every = try_every, check_every
         self.is_leader = False
         self.elections = 0  # how often this process became the leader
+        # Set once the first try has an answer (and a won lock's on_change has run).
+        self.decided = asyncio.Event()
         self._conn: psycopg.AsyncConnection | None = None
         self._task: asyncio.Task[None] | None = None
         self._delay = RECONNECT_MIN
@@ -114,7 +116,9 @@ class Leadership:
                     await asyncio.wait_for(conn.execute(query("leader_check")), CHECK_TIMEOUT)
                 elif await self._try(conn):
                     await self._change(True, "elected")
+                    self.decided.set()
                 else:
+                    self.decided.set()
                     await self._wait_for_release(conn)
         finally:
             if self._conn is conn:

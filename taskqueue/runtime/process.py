@@ -1,5 +1,6 @@
 """How a long-running Signoff process (`signoff ...`, `python -m bot`) sets up its logging
-and its garbage collector: one log format, log records that skip what that format never
+and its garbage collector: one log format, every registered secret masked in every line,
+the HTTP clients' per-request lines off, log records that skip what that format never
 prints, and the objects of start-up kept out of the collector's full passes.
 
 A worker writes one log line per task transition, two or more per task, so at thousands of
@@ -10,8 +11,15 @@ from __future__ import annotations
 import gc
 import logging
 import time
+from collections.abc import Iterable
+
+from taskqueue.redact import RedactingFilter, secret_register_environment
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+# HTTP clients and servers that log each request (httpx logs every request's URL, a token in
+# its path included, at INFO; urllib3 its connections at DEBUG): WARNING and up only, at
+# every level the process runs at. A caller adds the loggers of its own libraries.
+QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "urllib3", "aiohttp.access", "aiohttp.client")
 
 
 class LogFormatter(logging.Formatter):
@@ -35,18 +43,30 @@ class LogFormatter(logging.Formatter):
         return self.default_msec_format % (self._second_text, record.msecs)
 
 
-def configure_logging(level: int) -> None:
+def configure_logging(level: int, *, quiet: Iterable[str] = (),
+                      errors_only: Iterable[str] = ()) -> None:
     """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
     (then, as with logging.basicConfig, nothing changes).
 
+    Every line passes the RedactingFilter (the secrets registered with taskqueue.redact
+    are masked whatever logger wrote them; the environment's secret-named variables and
+    DATABASE_URL's password are registered here); the loggers in QUIET_LOGGERS and `quiet`
+    say only warnings and errors, those in `errors_only` (a server's access log, where a
+    stranger's refused requests would land) only errors.
     The format prints no thread, process or source position, so records skip collecting
     them (the switches the logging HOWTO's "Optimization" section names); a worker's name
     carries its pid already. Someone else's logging set-up keeps them."""
     root = logging.getLogger()
     if root.handlers:
         return
+    secret_register_environment()
+    for name in (*QUIET_LOGGERS, *quiet):
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
+    for name in errors_only:
+        logging.getLogger(name).setLevel(max(level, logging.ERROR))
     handler = logging.StreamHandler()
     handler.setFormatter(LogFormatter())
+    handler.addFilter(RedactingFilter())
     root.addHandler(handler)
     root.setLevel(level)
     logging.logThreads = False
