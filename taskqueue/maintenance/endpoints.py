@@ -181,9 +181,9 @@ class ObservabilityServer:
 
     async def health(self) -> dict[str, str]:
         """Each check's result: "ok" or what is wrong."""
-        results = await asyncio.gather(*(self._run_check(c) for c in self.checks.values()))
-        return {name: problem or "ok" for name, problem in zip(self.checks, results,
-                                                               strict=True)}
+        checks = dict(self.checks)  # a channel may be added while the checks run
+        results = await asyncio.gather(*(self._run_check(c) for c in checks.values()))
+        return {name: problem or "ok" for name, problem in zip(checks, results, strict=True)}
 
     async def _run_check(self, check: HealthCheck) -> str | None:
         """The check's answer, masked: /healthz is read by whoever reaches the port."""

@@ -89,8 +89,11 @@ class BotService:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as exc:
             with exc:
-                return exc.code, json.loads(exc.read())
-        except OSError:
+                try:
+                    return exc.code, json.loads(exc.read())
+                except ValueError:
+                    return exc.code, {}
+        except (OSError, ValueError):
             return 0, {}
 
     def metric(self, name: str) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,23 @@ from tests.bot.services import BotService, start_service, stop_all
 from tests.taskqueue.worker_helpers import wait_status
 
 pytestmark = pytest.mark.slow
+
+
+class Started(list[BotService]):
+    """The services a test started; all stopped at its end, whatever happened."""
+
+    def start(self, name: str, dsn: str, fake: FakeTelegram, folder: Path,
+              **kwargs: str) -> BotService:
+        service = start_service(name, dsn, fake.url, fake.token, folder, **kwargs)
+        self.append(service)
+        return service
+
+
+@pytest.fixture
+async def started() -> AsyncIterator[Started]:
+    services = Started()
+    yield services
+    await stop_all(*services)
 
 
 def _leader(a: BotService, b: BotService) -> BotService | None:
@@ -48,10 +66,11 @@ def _digest_minute() -> tuple[str, datetime]:
 
 
 async def test_two_services_share_the_work_and_only_the_leader_polls_digests_and_alerts(
-        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path) -> None:
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path,
+        started: Started) -> None:
     digest, fires_at = _digest_minute()
-    a = start_service("a", dsn, fake.url, fake.token, tmp_path, digest=digest)
-    b = start_service("b", dsn, fake.url, fake.token, tmp_path, digest=digest)
+    a = started.start("a", dsn, fake, tmp_path, digest=digest)
+    b = started.start("b", dsn, fake, tmp_path, digest=digest)
     try:
         leader = await _roles_settled(a, b)
         standby = b if leader is a else a
@@ -87,11 +106,12 @@ async def _first_poll_after(fake: FakeTelegram, name: str, since: float) -> floa
     return float(polls[0])
 
 
-async def _started_pair(dsn: str, queue: TaskQueue, fake: FakeTelegram,
-                        folder: Path) -> tuple[BotService, BotService, int, dict[str, object]]:
+async def _started_pair(dsn: str, queue: TaskQueue, fake: FakeTelegram, folder: Path,
+                        started: Started,
+                        ) -> tuple[BotService, BotService, int, dict[str, object]]:
     """Two services; one approval request sent; (leader, standby, task id, message)."""
-    a = start_service("a", dsn, fake.url, fake.token, folder)
-    b = start_service("b", dsn, fake.url, fake.token, folder)
+    a = started.start("a", dsn, fake, folder)
+    b = started.start("b", dsn, fake, folder)
     leader = await _roles_settled(a, b)
     standby = b if leader is a else a
     await fake.wait_for(lambda: fake.pollers() == [leader.name])
@@ -104,8 +124,10 @@ async def _started_pair(dsn: str, queue: TaskQueue, fake: FakeTelegram,
 
 
 async def test_a_killed_leader_is_replaced_within_ten_seconds_and_a_tap_is_answered_once(
-        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path) -> None:
-    leader, standby, task_id, message = await _started_pair(dsn, queue, fake, tmp_path)
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path, started: Started,
+        ) -> None:
+    leader, standby, task_id, message = await _started_pair(dsn, queue, fake, tmp_path,
+                                                            started)
     try:
         killed = time.monotonic()
         leader.kill()
@@ -117,6 +139,7 @@ async def test_a_killed_leader_is_replaced_within_ten_seconds_and_a_tap_is_answe
         assert (status, body["role"]) == (200, "leader")
     finally:
         await stop_all(leader, standby)
+    print(f"takeover after kill -9: {took:.2f}s")  # shown with -s
     assert took < 10, f"the standby polled {took:.1f}s after the leader died"
     answers = fake.calls_to("answerCallbackQuery")
     assert len(answers) == 1 and answers[0].client == standby.name
@@ -124,8 +147,9 @@ async def test_a_killed_leader_is_replaced_within_ten_seconds_and_a_tap_is_answe
 
 
 async def test_a_stopped_leader_hands_over_within_two_seconds(
-        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path) -> None:
-    leader, standby, _, _ = await _started_pair(dsn, queue, fake, tmp_path)
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path, started: Started,
+        ) -> None:
+    leader, standby, _, _ = await _started_pair(dsn, queue, fake, tmp_path, started)
     try:
         stopped = time.monotonic()
         leader.terminate()
@@ -133,16 +157,18 @@ async def test_a_stopped_leader_hands_over_within_two_seconds(
         assert await leader.exit_code() == 0
     finally:
         await stop_all(leader, standby)
+    print(f"takeover after SIGTERM: {took:.2f}s")  # shown with -s
     assert took < 2, f"the standby polled {took:.1f}s after SIGTERM"
     assert "leadership: released" in leader.output()
     assert fake.conflicts == []
 
 
 async def test_a_leader_whose_lock_connection_is_cut_stops_polling(
-        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path) -> None:
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path,
+        started: Started) -> None:
     from tests.taskqueue.test_leadership import lock_holders, terminate
 
-    leader, standby, _, _ = await _started_pair(dsn, queue, fake, tmp_path)
+    leader, standby, _, _ = await _started_pair(dsn, queue, fake, tmp_path, started)
     try:
         [pid] = lock_holders(dsn)
         cut = time.monotonic()
