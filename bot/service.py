@@ -70,10 +70,12 @@ def default_telegram(service: Service) -> TelegramPart | None:
 
 
 async def migrate_channels(dsn: str) -> list[str]:
-    """The delivery channels' own migrations (the Telegram channel's message table)."""
+    """The delivery channels' own migrations (Telegram's message table, the web's accounts)."""
     from bot.telegram.store import migrate_messages
+    from bot.web.store import migrate_accounts
 
-    return await migrate_messages(dsn)
+    return ([f"telegram/{v}" for v in await migrate_messages(dsn)]
+            + [f"web/{v}" for v in await migrate_accounts(dsn)])
 
 
 class Service:
@@ -90,6 +92,7 @@ class Service:
         self.pools: list[WorkerPool] = []
         self.scheduler: ServiceScheduler | None = None
         self.http: ObservabilityServer | None = None
+        self.web: object | None = None
         self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
         self.queue: TaskQueue | None = None
         self._pool_runs: list[asyncio.Task[None]] = []
@@ -103,7 +106,7 @@ class Service:
         dsn = self.dsn or resolve_dsn()
         log.info("database: %s", describe_dsn(dsn))
         applied = await migrate(dsn)
-        applied += [f"telegram/{v}" for v in await migrate_channels(dsn)]
+        applied += await migrate_channels(dsn)
         log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
         self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
         self.queue = await self._queue_cm.__aenter__()
@@ -149,6 +152,9 @@ class Service:
         if self.http is None:
             log.info("http: off (no [http] listen)")
             return
+        from bot.web.part import mount  # the web inbox, on the same listener
+
+        self.web = await mount(self)
         await self.http.start()
 
     def _scheduler_running(self) -> bool:
