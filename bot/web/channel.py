@@ -54,6 +54,7 @@ class WebChannel:
     async def run(self) -> None:
         await self.register()
         dsn = self.queue.pool.conninfo
+        assert isinstance(dsn, str)
         listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.heard)
         try:
             while True:

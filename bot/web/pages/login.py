@@ -29,8 +29,12 @@ def _secure(request: web.Request) -> bool:
 
 
 @public
-async def login_page(request: web.Request, *, status: int = 200, error: str | None = None,
-                     name: str = "") -> web.Response:
+async def login_page(request: web.Request) -> web.StreamResponse:
+    return await render_login(request)
+
+
+async def render_login(request: web.Request, *, status: int = 200, error: str | None = None,
+                       name: str = "") -> web.Response:
     """The sign-in form, with a pre-session cookie its CSRF token is bound to."""
     pre = request.cookies.get(PRE_COOKIE)
     if not pre or len(pre) > 100:
@@ -55,7 +59,7 @@ async def login_post(request: web.Request) -> web.StreamResponse:
     if wait > 0:
         log.warning("web sign-in refused: too many attempts account=%r address=%s", name,
                     address)
-        response = await login_page(request, status=429, name=name, error=(
+        response = await render_login(request, status=429, name=name, error=(
             f"Too many failed attempts; try again in {int(wait) + 1} s."))
         response.headers["Retry-After"] = str(int(wait) + 1)
         return response
@@ -65,7 +69,7 @@ async def login_post(request: web.Request) -> web.StreamResponse:
     if not ok or account is None:
         app.limiter.failed(name, address)
         log.warning("web sign-in failed account=%r address=%s", name, address)
-        return await login_page(request, status=401, name=name,
+        return await render_login(request, status=401, name=name,
                                 error="Wrong name or password.")
     app.limiter.succeeded(name)
     await app.store.account_logged_in(account.name)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
-import tempfile
 
 from playwright.sync_api import Browser
 
