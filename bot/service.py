@@ -8,6 +8,9 @@ and the workers run, so it may use `service.queue`, `service.config` (its own ta
 `service.config.sections["telegram"]`) and `service.scheduler.set_check("nudge_digest",
 body)`. Its `stop()` is awaited on shutdown after the workers stopped and before the
 database pool closes.
+
+With a listener, the web inbox (`bot.web.part.mount(service)`) adds its pages to the same
+aiohttp application before it starts, unless `[web] enabled = false`.
 """
 
 from __future__ import annotations

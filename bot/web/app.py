@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.web.channel import WebChannel
-from bot.web.evidence import PdfPages
+from bot.web.evidence import PdfPages, Shown
 from bot.web.live import Live
 from bot.web.ratelimit import LoginLimiter
 from bot.web.render import as_json, wants_json
@@ -52,6 +52,7 @@ class WebApp:
         self.live = Live()
         self.channel = WebChannel(queue, self.live)
         self.pdfs = PdfPages()
+        self.shown = Shown()
         self.limiter = LoginLimiter()
         self.signer: Signer | None = None
         self._owned: set[Any] = set()

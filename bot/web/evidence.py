@@ -108,6 +108,10 @@ class PdfPages:
         self._counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
 
+    def known_count(self, sha256: str) -> int | None:
+        """The page count of a PDF seen before (by its checksum), without its bytes."""
+        return self._counts.get(sha256)
+
     async def count(self, item: Attachment) -> int:
         """How many pages the PDF has (0 when it cannot be read)."""
         if item.sha256 not in self._counts:
@@ -127,6 +131,26 @@ class PdfPages:
             while len(self._pages) > self.capacity:
                 self._pages.popitem(last=False)
         return png
+
+
+class Shown:
+    """Text and coloured patches as shown, by checksum (LRU): the inbox is read again on
+    every live update, and its evidence rarely changes."""
+
+    def __init__(self, capacity: int = CACHE_PAGES) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[tuple[str, str], str | Markup] = OrderedDict()
+
+    def get(self, kind: str, sha256: str) -> str | Markup | None:
+        found = self._items.get((kind, sha256))
+        if found is not None:
+            self._items.move_to_end((kind, sha256))
+        return found
+
+    def put(self, kind: str, sha256: str, value: str | Markup) -> None:
+        self._items[(kind, sha256)] = value
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
 
 
 def _page_count(data: bytes) -> int:

@@ -65,6 +65,7 @@ def test_attachment_ls_and_get_to_a_file_stdout_and_refusals(cli: Cli, tmp_path:
     cli.fast.fails(NOT_FOUND, "attachment", "get", str(task_id), "other.pdf")
     cli.fast.fails(NOT_FOUND, "attachment", "ls", "999999")
     raw = subprocess.run([sys.executable, "-m", "taskqueue", "attachment", "get",
-                          str(task_id), "cv.pdf", "-o", "-"], env=os.environ | {"DATABASE_URL": cli.dsn},
-                         cwd=ROOT, capture_output=True, timeout=60, check=False)
+                          str(task_id), "cv.pdf", "-o", "-"],
+                         env=os.environ | {"DATABASE_URL": cli.dsn}, cwd=ROOT,
+                         capture_output=True, timeout=60, check=False)
     assert raw.returncode == 0 and raw.stdout == b"%PDF-1.4 not really"

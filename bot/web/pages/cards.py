@@ -60,15 +60,23 @@ class Card:
 
 
 async def evidence(app: WebApp, meta: Attachment) -> Evidence:
+    """What the page shows of one attachment; bytes are read only when not seen before."""
     kind = kind_of(meta)
-    if kind == "image" or kind == "file":
+    if kind in ("image", "file"):
         return Evidence(meta, kind)
-    item = await app.queue.attachment_get(meta.id)
     if kind == "pdf":
-        return Evidence(meta, kind, pages=await app.pdfs.count(item))
+        pages = app.pdfs.known_count(meta.sha256)
+        if pages is None:
+            pages = await app.pdfs.count(await app.queue.attachment_get(meta.id))
+        return Evidence(meta, kind, pages=pages)
+    shown = app.shown.get(kind, meta.sha256)
+    if shown is None:
+        text = decoded((await app.queue.attachment_get(meta.id)).data)
+        shown = diff_html(text) if kind == "patch" else text
+        app.shown.put(kind, meta.sha256, shown)
     if kind == "patch":
-        return Evidence(meta, kind, patch=diff_html(decoded(item.data)))
-    return Evidence(meta, kind, text=decoded(item.data))
+        return Evidence(meta, kind, patch=Markup(shown))
+    return Evidence(meta, kind, text=str(shown))
 
 
 async def card(app: WebApp, approval: Approval, task: Task | None = None) -> Card:

@@ -4,7 +4,6 @@ cancel anywhere) and the static files (one script, two style sheets)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from functools import cache
 from pathlib import Path
 
@@ -24,21 +23,27 @@ async def events(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-store"})
     await response.prepare(request)
-    async with app.live.subscribed() as stream:
-        # Sent first, so the page re-reads the inbox after every (re)connection.
-        await response.write(b"retry: 1000\nevent: hello\ndata: {}\n\n")
-        while True:
-            try:
-                event = await asyncio.wait_for(stream.get(), KEEPALIVE)
-            except TimeoutError:
-                await response.write(b": keep-alive\n\n")
-                continue
-            if event is None:  # the server is stopping
-                break
-            await response.write(f"event: {event}\ndata: {{}}\n\n".encode())
-    with contextlib.suppress(ConnectionResetError):
+    try:
+        async with app.live.subscribed() as stream:
+            await _stream(response, stream)
         await response.write_eof()
+    except ConnectionResetError:
+        pass  # the page went away
     return response
+
+
+async def _stream(response: web.StreamResponse, stream: asyncio.Queue[str | None]) -> None:
+    # Sent first, so the page re-reads the inbox after every (re)connection.
+    await response.write(b"retry: 1000\nevent: hello\ndata: {}\n\n")
+    while True:
+        try:
+            event = await asyncio.wait_for(stream.get(), KEEPALIVE)
+        except TimeoutError:
+            await response.write(b": keep-alive\n\n")
+            continue
+        if event is None:  # the server is stopping
+            return
+        await response.write(f"event: {event}\ndata: {{}}\n\n".encode())
 
 
 @cache

@@ -36,6 +36,8 @@
         note.textContent = " Note: " + state.note;
         line.appendChild(note);
       }
+    } else if (state.task_status === "needs_approval") {
+      line.textContent = "Superseded: the task asked a newer question.";
     } else {
       line.textContent = "Closed: the task is " + (state.task_status || "no longer waiting")
         .replace("_", " ") + ".";

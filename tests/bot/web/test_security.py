@@ -9,8 +9,9 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
+from bot.web.ratelimit import LoginLimiter
 from taskqueue import NewAttachment, Status
-from tests.bot.web.conftest import PASSWORD, Server, park, sign_in
+from tests.bot.web.conftest import PASSWORD, Server, park, screenshot, sign_in
 
 ROOT = Path(__file__).resolve().parents[3]
 EVIL = "<script>alert('x')<img src=x onerror=alert(1)>.html"  # no / in file names
@@ -112,3 +113,27 @@ def test_it_refuses_a_public_address_with_no_account(dsn: str) -> None:
     assert done.returncode == 1
     [line] = done.stderr.strip().splitlines()
     assert "with no account" in line and "signoff web user add" in line
+
+
+def test_the_limit_holds_per_address_across_names_and_a_success_clears_the_name() -> None:
+    limiter = LoginLimiter(max_failures=3, window=3600)
+    for name in ("a", "b", "c"):
+        limiter.failed(name, "10.0.0.1")
+    assert limiter.retry_after("someone-else", "10.0.0.1") > 0  # the address is spent
+    assert limiter.retry_after("a", "10.0.0.2") == 0  # one failure for a: still allowed
+    for _ in range(3):
+        limiter.failed("d", "10.0.0.3")
+    assert limiter.retry_after("d", "10.0.0.4") > 0  # the name is spent, from anywhere
+    limiter.succeeded("d")
+    assert limiter.retry_after("d", "10.0.0.4") == 0
+
+
+def test_removing_an_account_ends_its_session(server: Server, page: Page,
+                                              shots: Path) -> None:
+    page.goto("/login")
+    screenshot(page, shots, "login")
+    sign_in(page, "bob")
+    expect(page.locator(".who span")).to_have_text("bob")
+    assert server.run(server.webapp.store.account_remove("bob"))
+    page.goto("/queue")
+    assert "/login" in page.url
