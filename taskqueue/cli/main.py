@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any, NoReturn, cast
 
-from taskqueue.cli import commands as cmd
 from taskqueue.cli import attachments, embedded, produce, prune, stats
+from taskqueue.cli import commands as cmd
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
 from taskqueue.errors import one_line, printable, run_main
