@@ -1,5 +1,6 @@
 """`signoff web` (serve the inbox on its own) and `signoff web user add|remove|list`,
-registered through the `signoff.commands` entry point group."""
+registered through the `signoff.commands` entry point group. Every `signoff` command loads
+this module to build its parser, so the web's own modules are imported only when used."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import getpass
 import json
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.web.passwords import check_password, hash_password
-from bot.web.store import AccountStore, check_account_name, migrate_accounts
 from taskqueue import BadInput, Conflict, NotFound, TaskQueue, load_config, resolve_dsn
+
+if TYPE_CHECKING:
+    from bot.web.store import AccountStore
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -54,6 +56,8 @@ async def serve_cmd(args: Any) -> int:
 
 def read_password(from_stdin: bool) -> str:
     """The new password: stdin's first line, or asked twice at the terminal."""
+    from bot.web.passwords import check_password
+
     if from_stdin:
         return check_password(sys.stdin.readline().rstrip("\r\n"))
     if not sys.stdin.isatty():
@@ -67,6 +71,8 @@ def read_password(from_stdin: bool) -> str:
 @contextlib.asynccontextmanager
 async def account_store() -> AsyncIterator[AccountStore]:
     """The accounts of the CLI's database (its web tables made when missing)."""
+    from bot.web.store import AccountStore, migrate_accounts
+
     dsn = resolve_dsn()
     await migrate_accounts(dsn)
     async with TaskQueue.connect(dsn, min_size=1, max_size=1) as queue:
@@ -74,6 +80,9 @@ async def account_store() -> AsyncIterator[AccountStore]:
 
 
 async def user_add_cmd(args: Any) -> int:
+    from bot.web.passwords import hash_password
+    from bot.web.store import check_account_name
+
     name = check_account_name(args.name)
     password = read_password(args.password_stdin)
     hashed = await asyncio.to_thread(hash_password, password)

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from functools import cache
 
 from taskqueue import BadInput
 
@@ -48,6 +49,8 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(got, base64.b64decode(key))
 
 
-# Checked against when the account does not exist, so a wrong name costs as long as a
-# wrong password and timing does not tell which names exist.
-DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
+@cache
+def dummy_hash() -> str:
+    """Checked against when the account does not exist, so a wrong name costs as long as
+    a wrong password and timing does not tell which names exist (made on first use)."""
+    return hash_password(secrets.token_urlsafe(16))

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from bot.web.app import public, web_app
 from bot.web.pages.base import context
-from bot.web.passwords import DUMMY_HASH, verify_password
+from bot.web.passwords import dummy_hash, verify_password
 from bot.web.render import html
 from bot.web.sessions import PRE, PRE_COOKIE, SESSION_COOKIE, new_pre_session
 from bot.web.store import NAME_RULE
@@ -64,7 +64,7 @@ async def login_post(request: web.Request) -> web.StreamResponse:
         response.headers["Retry-After"] = str(int(wait) + 1)
         return response
     account = await app.store.account_get(name) if NAME_RULE.match(name) else None
-    stored = account.password_hash if account and account.password_hash else DUMMY_HASH
+    stored = account.password_hash if account and account.password_hash else dummy_hash()
     ok = await asyncio.to_thread(verify_password, password, stored)
     if not ok or account is None:
         app.limiter.failed(name, address)
