@@ -3,6 +3,7 @@ enabled (the default), refusing a non-loopback address while no account exists."
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -11,13 +12,21 @@ from bot.web.settings import from_config, is_loopback
 from bot.web.store import AccountStore
 from taskqueue import ConfigError
 
+log = logging.getLogger("signoff.web")
+
 
 async def refuse_without_accounts(store: AccountStore, host: str, port: int) -> None:
-    """Raise ConfigError when `host` is reachable from elsewhere and nobody can sign in."""
-    if not is_loopback(host) and await store.account_count() == 0:
-        raise ConfigError(
-            f"the web inbox would listen on {host}:{port} with no account; add one with "
-            "`signoff web user add NAME`, listen on 127.0.0.1, or set [web] enabled = false")
+    """Raise ConfigError when `host` is reachable from elsewhere and nobody can sign in
+    (on loopback, say once that nobody can sign in yet)."""
+    if await store.account_count() > 0:
+        return
+    if is_loopback(host):
+        log.warning("web: no account yet, so nobody can sign in; add one with "
+                    "`signoff web user add NAME`")
+        return
+    raise ConfigError(
+        f"the web inbox would listen on {host}:{port} with no account; add one with "
+        "`signoff web user add NAME`, listen on 127.0.0.1, or set [web] enabled = false")
 
 
 async def mount(service: Any) -> WebApp | None:
