@@ -47,6 +47,12 @@ def test_the_inbox_shows_the_screenshot_and_the_pdf_pages_and_approve_resolves_i
     expect(card.locator("a[download]", has_text="cv.pdf")).to_have_attribute(
         "href", f"/attachments/{approval.attachments[1].id}")
     screenshot(page, shots, "inbox")
+    [shown] = page.request.get("/inbox.json").json()["approvals"]
+    pdf_id = approval.attachments[1].id
+    assert [a["shown_as"] for a in shown["attachments"]] == ["image", "pdf"]
+    assert shown["attachments"][1]["pages"] == [f"/attachments/{pdf_id}/pages/1.png",
+                                                f"/attachments/{pdf_id}/pages/2.png"]
+    assert page.request.get(f"/attachments/{pdf_id}/pages/3.png").status == 404
     live(page)
     card.locator("button[value=approve]").click()
     expect(card.locator(".decided")).to_contain_text("Approved by alice")

@@ -45,6 +45,8 @@ def test_a_code_change_patch_is_coloured_and_a_vm_change_is_a_before_after_table
     expect(card.locator("code.sum").first).to_have_text("f" * 64)
     expect(card.locator("pre.log")).to_contain_text("built ok")
     screenshot(page, shots, "inbox-kinds")
+    inbox = page.request.get("/?format=json").json()
+    assert [a["id"] for a in inbox["approvals"]] == [code.id, vm.id, build.id]  # oldest first
 
 
 def test_the_task_page_shows_history_and_decisions_and_cancel_works(
