@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from taskqueue import Decision, NewAttachment, Status
 from tests.bot.web.conftest import Server, eventually, live, park, screenshot, sign_in
 from tests.bot.web.evidence_files import form_screenshot, two_page_pdf
+
+pytestmark = pytest.mark.slow  # a real Chromium
 
 ROOT = Path(__file__).resolve().parents[3]
 JOB = {"kind": "job_application", "role": "Engineer <script>alert(1)</script>",

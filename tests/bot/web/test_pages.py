@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from taskqueue import NewAttachment, Reaper, Status
 from tests.bot.web.conftest import Server, park, screenshot, sign_in
+
+pytestmark = pytest.mark.slow  # a real Chromium
 
 PATCH = b"""diff --git a/app.py b/app.py
 --- a/app.py

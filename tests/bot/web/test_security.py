@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from bot.web.ratelimit import LoginLimiter
 from taskqueue import NewAttachment, Status
 from tests.bot.web.conftest import PASSWORD, Server, park, screenshot, sign_in
+
+pytestmark = pytest.mark.slow  # a real Chromium
 
 ROOT = Path(__file__).resolve().parents[3]
 EVIL = "<script>alert('x')<img src=x onerror=alert(1)>.html"  # no / in file names

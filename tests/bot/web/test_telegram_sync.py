@@ -18,6 +18,8 @@ from tests.bot.conftest import ALICE, CHAT, make_bot, sent_row
 from tests.bot.fake_telegram import FakeTelegram
 from tests.bot.web.conftest import Server, eventually, live, park, sign_in
 
+pytestmark = pytest.mark.slow  # a real Chromium
+
 
 @pytest.fixture
 def telegram(server: Server) -> Iterator[tuple[FakeTelegram, TelegramBot]]:
