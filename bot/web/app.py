@@ -14,6 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -148,7 +149,7 @@ class WebApp:
     def _sign_in_first(request: web.Request) -> web.StreamResponse:
         if wants_json(request) or request.method != "GET":
             return as_json({"error": "sign in first"}, status=401)
-        raise web.HTTPSeeOther(f"/login?next={request.rel_url.path_qs}")
+        raise web.HTTPSeeOther("/login?" + urlencode({"next": request.rel_url.path_qs}))
 
     def decider(self, request: web.Request) -> str:
         """The name a decision made by this request is recorded under: `web:<account>`."""

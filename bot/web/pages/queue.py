@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.web.app import web_app
+from bot.web.app import WebApp, web_app
 from bot.web.pages.base import EXT, context
 from bot.web.render import as_json, html, wants_json
 from taskqueue import Capability
@@ -50,7 +50,7 @@ class Line:
                 "daily_new": self.caps.daily_new if self.caps else None}
 
 
-async def lines(app: Any) -> list[Line]:
+async def lines(app: WebApp) -> list[Line]:
     found: dict[str, Line] = {}
     for row in await app.queue.queue_summary():
         line = found.setdefault(row["capability"], Line(row["capability"]))

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -23,8 +24,9 @@ EVIL = "<script>alert('x')<img src=x onerror=alert(1)>.html"  # no / in file nam
 def test_nothing_is_served_without_signing_in(server: Server, page: Page) -> None:
     approval = server.run(park(server.queue, "Secret question?", attachments=(
         NewAttachment("a.txt", b"secret bytes", "text/plain"),)))
-    page.goto("/")
-    assert "/login?next=/" in page.url
+    page.goto("/queue?format=html&x=1")
+    parts = urlsplit(page.url)
+    assert parts.path == "/login" and parse_qs(parts.query)["next"] == ["/queue?format=html&x=1"]
     expect(page.locator("main")).not_to_contain_text("Secret question?")
     for path in ("/inbox.json", f"/tasks/{approval.task_id}.json", "/queue?format=json",
                  f"/attachments/{approval.attachments[0].id}", "/events"):
