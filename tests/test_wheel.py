@@ -34,6 +34,8 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
                     "taskqueue/store/sql/claim.sql",
                     "bot/telegram/migrations/0001_messages.sql",
                     "bot/telegram/templates/approval.html.j2",
+                    "bot/web/migrations/0001_accounts.sql", "bot/web/static/app.js",
+                    "bot/web/templates/inbox.html", "bot/web/templates/requests/generic.html",
                     "workloads/job_applications/templates/cv.tex.j2"):
         assert shipped in names, shipped
     venv = tmp_path / "venv"
