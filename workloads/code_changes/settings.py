@@ -16,7 +16,8 @@ from typing import Any
 
 from taskqueue import ConfigError, data_dir, workload_section
 
-__all__ = ["PLACEHOLDERS", "SECTION", "CodeSettings", "SettingsError", "load_settings"]
+__all__ = ["PLACEHOLDERS", "SECRET_ENV", "SECTION", "CodeSettings", "SettingsError",
+           "load_settings"]
 
 SECTION = "workloads.code_changes"
 CONFIG_ENV = "SIGNOFF_CONFIG"
@@ -27,9 +28,13 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)\}")
 _KEYS = {"workspace", "branch_prefix", "agent_command", "agent_timeout_seconds",
          "test_command", "test_timeout_seconds", "git_timeout_seconds", "author_name",
          "author_email", "output_tail_bytes", "log_max_bytes", "max_instruction_bytes",
-         "allowed_repos", "github"}
+         "allowed_repos", "github", "sandbox", "sandbox_network", "sandbox_bwrap",
+         "sandbox_env", "sandbox_read", "sandbox_hide"}
 _GITHUB_KEYS = {"api_url", "repo", "timeout_seconds"}
 _BRANCH_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,60}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
+# Never handed to the agent, even when named in sandbox_env: the queue's and Signoff's own.
+SECRET_ENV = re.compile(r"^(DATABASE_URL|PG[A-Z]*|SIGNOFF_\w*|TELEGRAM_\w*)$")
 
 
 class SettingsError(ConfigError):
@@ -64,6 +69,12 @@ class CodeSettings:
     max_instruction_bytes: int = 20 * 1024
     allowed_repos: tuple[str, ...] = ()  # empty: any repository
     github: GitHubSettings | None = None
+    sandbox: bool = True  # the agent and the tests run in bubblewrap (sandbox.py)
+    sandbox_network: bool = True  # false: no network at all inside
+    sandbox_bwrap: str = "bwrap"
+    sandbox_env: tuple[str, ...] = ()  # more variables passed through (a model's API key)
+    sandbox_read: tuple[Path, ...] = ()  # hidden paths shown again, read-only
+    sandbox_hide: tuple[Path, ...] = ()  # more paths hidden
 
 
 def load_settings(path: str | os.PathLike[str] | None = None,
@@ -104,7 +115,24 @@ def build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> CodeSet
         max_instruction_bytes=_positive(raw, "max_instruction_bytes", 20 * 1024, whole=True),
         allowed_repos=_strings(raw, "allowed_repos"),
         github=_github(raw.get("github"), env),
+        **_sandbox(raw, base),
     )
+
+
+def _sandbox(raw: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    for key in ("sandbox", "sandbox_network"):
+        if not isinstance(raw.get(key, True), bool):
+            raise _fail(key, f"must be true or false, not {raw[key]!r}")
+    names = _strings(raw, "sandbox_env")
+    for name in names:
+        if not _ENV_NAME.match(name) or SECRET_ENV.match(name):
+            raise _fail("sandbox_env", f"{name!r} is not a variable the agent may get "
+                                       "(a plain name, not the queue's or Signoff's secrets)")
+    return {"sandbox": raw.get("sandbox", True),
+            "sandbox_network": raw.get("sandbox_network", True),
+            "sandbox_bwrap": _text(raw, "sandbox_bwrap", "bwrap"), "sandbox_env": names,
+            "sandbox_read": tuple(_path(base, p) for p in _strings(raw, "sandbox_read")),
+            "sandbox_hide": tuple(_path(base, p) for p in _strings(raw, "sandbox_hide"))}
 
 
 def _path(base: Path, value: str) -> Path:

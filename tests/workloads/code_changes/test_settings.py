@@ -42,6 +42,24 @@ repo = "acme/widgets"
     assert settings.github.api_url == "http://127.0.0.1:9"
 
 
+def test_the_sandbox_is_on_by_default_and_its_keys_are_read(tmp_path: Path) -> None:
+    plain = _load(tmp_path, "[workloads.code_changes]\n")
+    assert plain.sandbox and plain.sandbox_network and plain.sandbox_bwrap == "bwrap"
+    assert (plain.sandbox_env, plain.sandbox_read, plain.sandbox_hide) == ((), (), ())
+    s = _load(tmp_path, """
+[workloads.code_changes]
+sandbox_network = false
+sandbox_bwrap = "/usr/bin/bwrap"
+sandbox_env = ["ANTHROPIC_API_KEY"]
+sandbox_read = ["/opt/agent", "tools"]
+sandbox_hide = ["/srv/secrets"]
+""")
+    assert not s.sandbox_network and s.sandbox_env == ("ANTHROPIC_API_KEY",)
+    assert s.sandbox_read == (Path("/opt/agent"), tmp_path / "tools")
+    assert s.sandbox_hide == (Path("/srv/secrets"),) and s.sandbox_bwrap == "/usr/bin/bwrap"
+    assert not _load(tmp_path, "[workloads.code_changes]\nsandbox = false\n").sandbox
+
+
 @pytest.mark.parametrize(("body", "key"), [
     ('agent_command = ["a", "{instrucion}"]', "agent_command: unknown placeholder"),
     ('agent_command = "my-agent {instruction}"', "agent_command: must be an array"),
@@ -50,6 +68,14 @@ repo = "acme/widgets"
     ('colour = "blue"', "colour: unknown key"),
     ('[workloads.code_changes.github]\ntoken = "x"', "github.token: secrets never go"),
     ('[workloads.code_changes.github]\napi_url = "ftp://x"', "github.api_url"),
+    ('sandbox = "no"', "sandbox: must be true or false"),
+    ("sandbox_network = 0", "sandbox_network: must be true or false"),
+    ('sandbox_env = ["DATABASE_URL"]', "sandbox_env: 'DATABASE_URL' is not a variable"),
+    ('sandbox_env = ["SIGNOFF_GITHUB_TOKEN"]', "sandbox_env: 'SIGNOFF_GITHUB_TOKEN' is not"),
+    ('sandbox_env = ["PGPASSWORD"]', "sandbox_env: 'PGPASSWORD' is not"),
+    ('sandbox_env = ["A B"]', "sandbox_env: 'A B' is not"),
+    ('sandbox_read = "/opt"', "sandbox_read: must be an array"),
+    ('sandbox_bwrap = ""', "sandbox_bwrap: must be a non-empty"),
 ])
 def test_mistakes_name_the_key(tmp_path: Path, body: str, key: str) -> None:
     with pytest.raises(SettingsError, match=f"workloads.code_changes.{key}"):

@@ -1,0 +1,249 @@
+"""The agent's sandbox (bubblewrap): a hostile stand-in agent tries to read a planted key, read
+the config, write outside its worktree, reach the database and push by itself; the
+well-behaved agents of the other tests run in the same sandbox. Plus the refusal to start
+where bubblewrap cannot run, and no process left behind after a sandboxed timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from taskqueue import CapabilityRun, ConfigError, TaskQueue, load_config
+from tests.taskqueue.worker_helpers import running_pool, wait_for, wait_status
+from workloads.code_changes.handler import CAPABILITY, check_config, make_handler
+from workloads.code_changes.process import MARK_ENV
+from workloads.code_changes.settings import CodeSettings
+from workloads.code_changes.workspace import Workspace
+
+from .conftest import Remote, payload, sh, with_agent
+from .fake_github import TOKEN, FakeGitHub
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# Tries everything it must not manage, prints one REPORT line (JSON), then edits like a
+# good agent so the task still parks. TARGETS is filled in by the test.
+HOSTILE = """
+import json, os, pathlib, socket, subprocess, sys
+T = json.loads(TARGETS)
+out = {}
+
+def attempt(name, fn):
+    try:
+        out[name] = ["ok", str(fn())[:200]]
+    except Exception as exc:
+        out[name] = ["refused", f"{type(exc).__name__}: {exc}"[:200]]
+
+def connect(family, address):
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(5)
+        s.connect(address)
+    return "connected"
+
+def push(where, ref):
+    done = subprocess.run(["git", "push", where, "HEAD:refs/heads/" + ref],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode:
+        raise RuntimeError(done.stderr.strip()[-150:])
+    return "pushed"
+
+attempt("read_key", lambda: pathlib.Path(T["key"]).read_text())
+attempt("read_key_via_home", lambda: (pathlib.Path.home() / ".ssh" / "id_ed25519").read_text())
+attempt("read_config", lambda: pathlib.Path(T["config"]).read_text())
+attempt("read_worker_environ", lambda: pathlib.Path(T["worker_environ"]).read_bytes())
+attempt("write_outside", lambda: pathlib.Path(T["outside"]).write_text("escaped"))
+attempt("write_tmp_outside", lambda: pathlib.Path(T["tmp_outside"]).write_text("escaped"))
+attempt("write_mirror", lambda: (pathlib.Path(T["mirror"]) / "HEAD").write_text("x"))
+attempt("db_unix", lambda: connect(socket.AF_UNIX, T["db_socket"]))
+attempt("db_tcp", lambda: connect(socket.AF_INET, ("127.0.0.1", T["db_port"])))
+attempt("host_http", lambda: connect(socket.AF_INET, ("127.0.0.1", T["http_port"])))
+attempt("push_origin", lambda: push("origin", "sneaky"))
+attempt("push_remote_path", lambda: push(T["remote"], "sneaky2"))
+out["env"] = dict(os.environ)
+out["home"] = os.environ.get("HOME")
+print("REPORT " + json.dumps(out), flush=True)
+pathlib.Path("CHANGES.md").write_text("hostile but still editing\\n")
+"""
+
+DB_SOCKET = "/run/postgresql/.s.PGSQL.5432"
+
+
+@dataclass(frozen=True)
+class Planted:
+    """Secrets and a target outside /tmp (which the sandbox hides anyway), so only the
+    home, config and read-only rules can be what keeps them safe."""
+
+    home: Path
+    key: Path
+    config: Path
+    outside: Path
+
+
+@pytest.fixture
+def planted(monkeypatch: pytest.MonkeyPatch, dsn: str) -> Iterator[Planted]:
+    base = ROOT / ".cache" / f"sandbox-test-{uuid.uuid4().hex[:8]}"
+    home, etc = base / "home", base / "etc"
+    (home / ".ssh").mkdir(parents=True)
+    etc.mkdir()
+    key = home / ".ssh" / "id_ed25519"
+    key.write_text("PLANTED-PRIVATE-KEY\n")
+    config = etc / "signoff.toml"
+    config.write_text('# SECRET-IN-CONFIG\n[workloads.code_changes]\n')
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SIGNOFF_CONFIG", str(config))
+    monkeypatch.setenv("DATABASE_URL", dsn)
+    monkeypatch.setenv("SIGNOFF_GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:telegram-secret")
+    monkeypatch.setenv("MODEL_API_KEY", "model-key-for-the-agent")
+    try:
+        yield Planted(home, key, config, base / "outside.txt")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _hostile(settings: CodeSettings, folder: Path, planted: Planted, remote: Remote,
+             github: FakeGitHub, network: bool) -> CodeSettings:
+    ws = Workspace(settings.workspace)
+    targets = {
+        "key": str(planted.key), "config": str(planted.config), "outside": str(planted.outside),
+        "tmp_outside": str(folder / "tmp-outside.txt"),
+        "worker_environ": f"/proc/{os.getpid()}/environ",
+        "mirror": str(ws.mirror(str(remote.path))), "db_socket": DB_SOCKET,
+        "db_port": 5432, "http_port": int(github.base_url.rsplit(":", 1)[1]),
+        "remote": str(remote.path)}
+    source = f"TARGETS = {json.dumps(json.dumps(targets))}\n{HOSTILE}"
+    # The remote is shown (read-only) so the push attempt reaches a real repository.
+    return with_agent(settings, folder / "agents", "hostile", source, test_command=(),
+                      sandbox_network=network, sandbox_env=("MODEL_API_KEY",),
+                      sandbox_read=(*settings.sandbox_read, remote.path))
+
+
+def _report(settings: CodeSettings, task_id: int) -> dict:
+    log = (settings.workspace / "runs" / f"task-{task_id}" / "agent-1.log").read_text()
+    line = next(x for x in log.splitlines() if x.startswith("REPORT "))
+    return dict(json.loads(line.removeprefix("REPORT ")))
+
+
+@pytest.mark.parametrize("network", [True, False], ids=["network-on", "network-off"])
+async def test_a_hostile_agent_reaches_none_of_the_workers_secrets(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, github: FakeGitHub,
+        planted: Planted, tmp_path: Path, network: bool) -> None:
+    assert Path(DB_SOCKET).exists()  # the database is there to be reached, on the host
+    with psycopg.connect(os.environ["DATABASE_URL"]):
+        pass
+    settings = _hostile(settings, tmp_path, planted, remote, github, network)
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
+        parked = await wait_status(queue, task_id, "needs_approval", timeout=30)
+    got = _report(settings, task_id)
+    refused = {k for k, v in got.items() if isinstance(v, list) and v[0] == "refused"}
+    must = {"read_key", "read_key_via_home", "read_config", "read_worker_environ",
+            "write_outside", "write_mirror", "db_unix", "push_origin", "push_remote_path"}
+    assert must <= refused, got
+    assert got["read_config"][1].count("SECRET") == 0 and "Read-only" in got["write_outside"][1]
+    # Writes to /tmp land in the sandbox's own scratch folder, never on the host.
+    assert got["write_tmp_outside"][0] == "ok" and not (tmp_path / "tmp-outside.txt").exists()
+    assert not planted.outside.exists() and remote.pushes() == []
+    assert remote.branch_sha("sneaky") is None and remote.branch_sha("sneaky2") is None
+    # Only the allow-list: no database URL, no tokens; the named model key does pass.
+    env = got["env"]
+    assert not {"DATABASE_URL", "SIGNOFF_GITHUB_TOKEN", "TELEGRAM_BOT_TOKEN",
+                "SIGNOFF_CONFIG"} & set(env)
+    assert TOKEN not in json.dumps(env) and env["MODEL_API_KEY"] == "model-key-for-the-agent"
+    assert got["home"] == "/tmp" and env[MARK_ENV]
+    # The network switch: the host's network (a model's API) only when it is on. With it on,
+    # TCP to PostgreSQL's port is reachable too (README: hide the credentials, not the port).
+    reach = "ok" if network else "refused"
+    assert (got["host_http"][0], got["db_tcp"][0]) == (reach, reach), got
+    # The edit still became the parked commit, and only the edit.
+    req = parked.approval.request if parked.approval else {}
+    assert [f["path"] for f in req["files"]] == ["CHANGES.md"]
+    mirror = Workspace(settings.workspace).mirror(str(remote.path))
+    assert sh("show", f"{req['commit']}:CHANGES.md", cwd=mirror) == "hostile but still editing"
+
+
+HANGS = """
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+print("thinking...", flush=True)
+time.sleep(300)
+"""
+
+
+def _marked(mark: str) -> list[int]:
+    needle = f"{MARK_ENV}={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_sandboxed_agent_that_times_out_leaves_no_process_behind(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, tmp_path: Path) -> None:
+    settings = with_agent(settings, tmp_path / "agents", "hangs", HANGS, agent_timeout=2)
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    mark = Workspace(settings.workspace).mark(task_id)
+    async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
+        await wait_for(lambda: _true(bool(_marked(mark))), timeout=20)  # it runs
+        task = await wait_for(lambda: _failed_once(queue, task_id), timeout=30)
+    assert "the agent timed out after 2 s" in (task.last_error or "")
+    await wait_for(lambda: _true(not _marked(mark)), timeout=20)
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def _failed_once(queue: TaskQueue, task_id: int):  # type: ignore[no-untyped-def]
+    task = await queue.task_get(task_id)
+    return task if task.last_error else None
+
+
+def _config(tmp_path: Path, extra: str) -> Path:
+    path = tmp_path / "signoff.toml"
+    path.write_text('[capabilities.code_changes]\n'
+                    'handler = "workloads.code_changes.handler:handle"\nmode = "external"\n\n'
+                    f'[workloads.code_changes]\nworkspace = "{tmp_path / "ws"}"\n{extra}\n')
+    return path
+
+
+def test_the_capability_refuses_to_start_where_bubblewrap_cannot_run(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(_config(tmp_path, 'sandbox_bwrap = "/bin/false"'), env={})
+    line = str(err.value)
+    assert "\n" not in line and "workloads.code_changes.sandbox: bubblewrap (/bin/false) " \
+        "cannot run here: exit 1; install it and allow user namespaces, or set " \
+        "sandbox = false" in line
+    # Said explicitly, the capability starts without it; a working bwrap starts as before.
+    check_config(load_config(_config(tmp_path, 'sandbox = false\nsandbox_bwrap = "/bin/false"'),
+                             env={}))
+    check_config(load_config(_config(tmp_path, f'sandbox_bwrap = "{shutil.which("bwrap")}"'),
+                             env={}))
+    with pytest.raises(ConfigError, match="no-such-bwrap"):
+        load_config(_config(tmp_path, 'sandbox_bwrap = "/no-such-bwrap"'), env={})
+
+
+async def test_a_task_never_runs_its_agent_unsandboxed_when_bubblewrap_fails(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings) -> None:
+    settings = replace(settings, sandbox_bwrap="/bin/false")
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
+        task = await wait_for(lambda: _failed_once(queue, task_id), timeout=20)
+    assert "bubblewrap (/bin/false) cannot run here" in (task.last_error or "")
+    assert not (settings.workspace / "runs" / f"task-{task_id}").exists()  # nothing ran
+    settings = replace(settings, sandbox=False)  # said explicitly: it runs, unsandboxed
+    again = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
+        await wait_status(queue, again, "needs_approval", timeout=30)
+
