@@ -5,9 +5,12 @@ where bubblewrap cannot run, and no process left behind after a sandboxed timeou
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -20,6 +23,7 @@ from taskqueue import CapabilityRun, ConfigError, TaskQueue, load_config
 from tests.taskqueue.worker_helpers import running_pool, wait_for, wait_status
 from workloads.code_changes.handler import CAPABILITY, check_config, make_handler
 from workloads.code_changes.process import MARK_ENV
+from workloads.code_changes.sandbox import agent_env, sandboxed
 from workloads.code_changes.settings import CodeSettings
 from workloads.code_changes.workspace import Workspace
 
@@ -169,6 +173,28 @@ async def test_a_hostile_agent_reaches_none_of_the_workers_secrets(
     assert sh("show", f"{req['commit']}:CHANGES.md", cwd=mirror) == "hostile but still editing"
 
 
+async def test_without_the_sandbox_the_same_agent_reads_the_key_and_pushes(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, github: FakeGitHub,
+        planted: Planted, tmp_path: Path) -> None:
+    """What `sandbox = false` means (and that the test above can fail): only the
+    environment's allow-list remains."""
+    settings = replace(_hostile(settings, tmp_path, planted, remote, github, True),
+                       sandbox=False)
+    task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
+    log = settings.workspace / "runs" / f"task-{task_id}" / "agent-1.log"
+    async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
+        # It also broke the mirror's HEAD, so the task will not get as far as parking.
+        await wait_for(lambda: _true(log.exists() and "REPORT " in log.read_text()), 30)
+    got = _report(settings, task_id)
+    for name in ("read_key", "read_key_via_home", "read_config", "write_outside",
+                 "write_mirror", "db_unix", "push_remote_path"):
+        assert got[name][0] == "ok", (name, got[name])
+    assert "PLANTED-PRIVATE-KEY" in got["read_key"][1] and planted.outside.exists()
+    assert remote.branch_sha("sneaky2") is not None  # it pushed by itself
+    assert got["push_origin"][0] == "refused"  # the push URL still goes nowhere
+    assert "DATABASE_URL" not in got["env"] and got["home"] == str(planted.home)
+
+
 HANGS = """
 import subprocess, sys, time
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
@@ -199,6 +225,37 @@ async def test_a_sandboxed_agent_that_times_out_leaves_no_process_behind(
         task = await wait_for(lambda: _failed_once(queue, task_id), timeout=30)
     assert "the agent timed out after 2 s" in (task.last_error or "")
     await wait_for(lambda: _true(not _marked(mark)), timeout=20)
+
+
+# A stand-in worker: runs one command through run_command until it is killed.
+PARENT = """
+import asyncio, json, sys
+from pathlib import Path
+from workloads.code_changes.process import run_command
+argv, cwd, log, env, mark = json.loads(sys.argv[1])
+asyncio.run(run_command(argv, cwd=Path(cwd), log=Path(log), timeout=300, env=env, mark=mark))
+"""
+
+
+async def test_kill_9_of_the_worker_takes_the_whole_sandbox_with_it(
+        settings: CodeSettings, tmp_path: Path) -> None:
+    worktree, runs = tmp_path / "wt", tmp_path / "runs"
+    worktree.mkdir()
+    runs.mkdir()
+    agent = tmp_path / "agents" / "hangs.py"
+    agent.write_text(HANGS)
+    argv = sandboxed(settings, [sys.executable, str(agent)], worktree=worktree, run_dir=runs)
+    mark = f"kill9-{uuid.uuid4().hex}"
+    args = json.dumps([argv, str(worktree), str(runs / "a.log"), agent_env(settings), mark])
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, args], cwd=ROOT)
+    try:
+        await wait_for(lambda: _true(len(_marked(mark)) >= 3), timeout=20)  # bwrap, agent, child
+        parent.kill()
+        assert await asyncio.to_thread(parent.wait, 10) == -9
+        await wait_for(lambda: _true(not _marked(mark)), timeout=20)
+    finally:
+        parent.kill()
+        parent.wait(10)
 
 
 async def _true(value: bool) -> bool:
