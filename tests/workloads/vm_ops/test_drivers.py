@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from pyVmomi import vim
+from pyVmomi import vim, vmodl
 
 from workloads.vm_ops.driver import DriverError, VmDriver, reached, run_op
 from workloads.vm_ops.drivers import make_driver
@@ -178,6 +178,24 @@ def test_vsphere_faults_name_their_message_and_property_not_a_go_type(vcsim: VcS
         assert "types." not in str(err.value) and not err.value.retryable
     finally:
         d.close()
+
+
+def test_a_vcenter_fault_keeps_its_message_and_its_localized_messages() -> None:
+    from workloads.vm_ops.vsphere import _error
+
+    # The shape vCenter itself sends (vcsim only sends the Go type as the message).
+    fault = vmodl.fault.InvalidArgument(
+        msg="A specified parameter was not correct: spec.location.pool",
+        invalidProperty="spec.location.pool",
+        faultMessage=[vmodl.LocalizableMessage(key="com.vmware.vim.vpxd.vm.noPool",
+                                               message="The template has no resource pool.")])
+    assert str(_error(fault)) == (
+        "vSphere: InvalidArgument: A specified parameter was not correct: spec.location.pool; "
+        "The template has no resource pool. (property spec.location.pool)")
+    state = vim.fault.InvalidPowerState(msg="", existingState="poweredOn")
+    assert str(_error(state)) == "vSphere: InvalidPowerState (state poweredOn)"
+    assert str(_error(OSError("connection reset"))) == "vSphere: connection reset"
+    assert _error(OSError("connection reset")).retryable
 
 
 def test_verify_tls_checks_the_certificate_even_on_127_0_0_1(vcsim: VcSim) -> None:
