@@ -4,19 +4,23 @@ Inside (workloads/code_changes/README.md, "The sandbox"): the whole file system 
 an empty writable /tmp (the scratch folder, also $HOME); the task's worktree and its git
 admin folder writable; the home folders, the config file, /etc/signoff, Signoff's data
 folder, the workspace's other tasks and PostgreSQL's socket folders hidden; own PID, IPC,
-UTS and user namespaces; the host's network, or none with `sandbox_network = false`; only
-the allow-listed environment.
+UTS and user namespaces; a network namespace of its own given the outside by pasta
+(network.py), none with `sandbox_network = false`, or the host's with `"host"`; only the
+allow-listed environment.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
 from taskqueue import data_dir
+from workloads.code_changes.network import explain, pasta_argv
+from workloads.code_changes.process import kill_group
 from workloads.code_changes.settings import CONFIG_ENV, SECRET_ENV, SECTION, CodeSettings
 
 __all__ = ["ENV_ALLOWED", "SCRATCH", "agent_env", "refusal", "sandboxed"]
@@ -46,30 +50,49 @@ def agent_env(settings: CodeSettings, env: Mapping[str, str] | None = None) -> d
 
 
 @cache
-def _probe(bwrap: str) -> str | None:
-    """None when bubblewrap runs here; else why not (no binary, no user namespaces)."""
-    try:
-        done = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "true"],
-                              capture_output=True, text=True, timeout=PROBE_TIMEOUT,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return str(getattr(exc, "strerror", None) or exc)
-    if done.returncode == 0:
-        return None
-    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-    return last[:200]
+def _probe(argv: tuple[str, ...]) -> str | None:
+    """None when `argv` exits 0 here; else why not, in one line. It runs in a session of its
+    own, killed whole afterwards: a failing pasta can leave a child behind, waiting."""
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=err, start_new_session=True)
+        except OSError as exc:
+            return str(exc.strerror or exc)
+        try:
+            code: int | None = proc.wait(PROBE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            kill_group(proc.pid)
+            proc.wait()
+        if code == 0:
+            return None
+        err.seek(0)
+        said = explain(err.read(64 * 1024).decode("utf-8", "replace"))
+    return said or (f"exit {code}" if code is not None else
+                    f"no answer within {PROBE_TIMEOUT:.0f} s")
 
 
 def refusal(settings: CodeSettings) -> str | None:
     """One line saying why the capability cannot start, or None (sandbox off, or it runs)."""
     if not settings.sandbox:
         return None
-    why = _probe(settings.sandbox_bwrap)
-    if why is None:
+    bwrap = settings.sandbox_bwrap
+    if why := _probe((bwrap, "--ro-bind", "/", "/", "--unshare-all", "true")):
+        return (f"{SECTION}.sandbox: bubblewrap ({bwrap}) cannot run here: {why}; "
+                f"install it and allow user namespaces, or set sandbox = false to run the "
+                f"agent with the worker's own rights")
+    if settings.network != "own":
         return None
-    return (f"{SECTION}.sandbox: bubblewrap ({settings.sandbox_bwrap}) cannot run here: {why}; "
-            f"install it and allow user namespaces, or set sandbox = false to run the "
-            f"agent with the worker's own rights")
+    # The whole stack, as a task runs it: pasta's namespace, bwrap's inside.
+    if why := _probe((*pasta_argv(settings), bwrap, "--ro-bind", "/", "/", "--unshare-all",
+                      "--share-net", "true")):
+        return (f"{SECTION}.sandbox_network: pasta ({settings.sandbox_pasta}) cannot give "
+                f"the sandbox a network of its own here: {why}; install passt, or set "
+                f"sandbox_network = false (no network) or \"host\" (the host's network, "
+                f"PostgreSQL's port and every local service included)")
+    return None
 
 
 def _existing(paths: Iterable[str | Path]) -> list[Path]:
@@ -105,12 +128,13 @@ def _hidden(settings: CodeSettings, env: Mapping[str, str]) -> tuple[list[Path],
 
 def sandboxed(settings: CodeSettings, argv: list[str], *, worktree: Path, run_dir: Path,
               env: Mapping[str, str] | None = None) -> list[str]:
-    """`argv` wrapped in bwrap: hidden paths first, then what the command needs shown again."""
+    """`argv` wrapped in bwrap (hidden paths first, then what the command needs shown
+    again), itself in pasta's network namespace unless the network is off or the host's."""
     env = os.environ if env is None else env
     args = [settings.sandbox_bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--unshare-all", "--die-with-parent", "--new-session"]
-    if settings.sandbox_network:
-        args.append("--share-net")
+    if settings.network != "none":
+        args.append("--share-net")  # pasta's namespace, or with "host" the host's
     folders, files = _hidden(settings, env)
     for folder in folders:
         args += ["--tmpfs", str(folder)]
@@ -121,4 +145,5 @@ def sandboxed(settings: CodeSettings, argv: list[str], *, worktree: Path, run_di
         args += ["--ro-bind", str(path), str(path)]
     for path in _existing([worktree, *([admin] if admin else [])]):
         args += ["--bind", str(path), str(path)]
-    return [*args, "--chdir", str(worktree.resolve()), "--", *argv]
+    args += ["--chdir", str(worktree.resolve()), "--", *argv]
+    return [*pasta_argv(settings), *args] if settings.network == "own" else args

@@ -1,7 +1,8 @@
-"""The agent's sandbox (bubblewrap): a hostile stand-in agent tries to read a planted key, read
-the config, write outside its worktree, reach the database and push by itself; the
-well-behaved agents of the other tests run in the same sandbox. Plus the refusal to start
-where bubblewrap cannot run, and no process left behind after a sandboxed timeout."""
+"""The agent's sandbox (bubblewrap, in pasta's network namespace): a hostile stand-in agent
+tries to read a planted key, read the config, write outside its worktree, reach the database
+and local services and push by itself; the well-behaved agents of the other tests run in the
+same sandbox. Plus the refusal to start where bubblewrap or pasta cannot run, and no process
+left behind after a sandboxed timeout."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -51,6 +52,15 @@ def connect(family, address):
         s.connect(address)
     return "connected"
 
+def banner(address):
+    with socket.create_connection(address, timeout=5) as s:
+        return s.recv(200).decode()
+
+def default_route():
+    # Read, never used: no packet leaves this machine in the tests.
+    rows = pathlib.Path("/proc/net/route").read_text().splitlines()[1:]
+    return any(r.split()[1] == "00000000" and r.split()[0] != "lo" for r in rows)
+
 def push(where, ref):
     done = subprocess.run(["git", "push", where, "HEAD:refs/heads/" + ref],
                           capture_output=True, text=True, timeout=60)
@@ -68,6 +78,8 @@ attempt("write_mirror", lambda: (pathlib.Path(T["mirror"]) / "HEAD").write_text(
 attempt("db_unix", lambda: connect(socket.AF_UNIX, T["db_socket"]))
 attempt("db_tcp", lambda: connect(socket.AF_INET, ("127.0.0.1", T["db_port"])))
 attempt("host_http", lambda: connect(socket.AF_INET, ("127.0.0.1", T["http_port"])))
+attempt("model_port", lambda: banner(("127.0.0.1", T["model_port"])))
+out["default_route"] = default_route()
 attempt("push_origin", lambda: push("origin", "sneaky"))
 attempt("push_remote_path", lambda: push(T["remote"], "sneaky2"))
 out["env"] = dict(os.environ)
@@ -112,8 +124,34 @@ def planted(monkeypatch: pytest.MonkeyPatch, dsn: str) -> Iterator[Planted]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class Model:
+    """A stand-in for a model's API on the host's loopback: greets with `banner`."""
+
+    port: int
+    banner: str
+
+
+@pytest.fixture
+async def model() -> AsyncIterator[Model]:
+    banner = f"MODEL-{uuid.uuid4().hex}"
+
+    async def greet(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(banner.encode())
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    server = await asyncio.start_server(greet, "127.0.0.1", 0)
+    try:
+        yield Model(server.sockets[0].getsockname()[1], banner)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
 def _hostile(settings: CodeSettings, folder: Path, planted: Planted, remote: Remote,
-             github: FakeGitHub, network: bool) -> CodeSettings:
+             github: FakeGitHub, model: Model, network: bool | str) -> CodeSettings:
     ws = Workspace(settings.workspace)
     targets = {
         "key": str(planted.key), "config": str(planted.config), "outside": str(planted.outside),
@@ -121,11 +159,12 @@ def _hostile(settings: CodeSettings, folder: Path, planted: Planted, remote: Rem
         "worker_environ": f"/proc/{os.getpid()}/environ",
         "mirror": str(ws.mirror(str(remote.path))), "db_socket": DB_SOCKET,
         "db_port": 5432, "http_port": int(github.base_url.rsplit(":", 1)[1]),
-        "remote": str(remote.path)}
+        "model_port": model.port, "remote": str(remote.path)}
     source = f"TARGETS = {json.dumps(json.dumps(targets))}\n{HOSTILE}"
     # The remote is shown (read-only) so the push attempt reaches a real repository.
     return with_agent(settings, folder / "agents", "hostile", source, test_command=(),
                       sandbox_network=network, sandbox_env=("MODEL_API_KEY",),
+                      sandbox_host_ports=(model.port,) if network is True else (),
                       sandbox_read=(*settings.sandbox_read, remote.path))
 
 
@@ -135,14 +174,23 @@ def _report(settings: CodeSettings, task_id: int) -> dict:
     return dict(json.loads(line.removeprefix("REPORT ")))
 
 
-@pytest.mark.parametrize("network", [True, False], ids=["network-on", "network-off"])
+# What the agent reaches over TCP on the host's loopback, by `sandbox_network`: PostgreSQL's
+# port, a local service (the stand-in GitHub) and the model's port (in sandbox_host_ports
+# when the network is the sandbox's own). True also gives it a default route out.
+REACHES = {True: {"db_tcp": "refused", "host_http": "refused", "model_port": "ok"},
+           False: {"db_tcp": "refused", "host_http": "refused", "model_port": "refused"},
+           "host": {"db_tcp": "ok", "host_http": "ok", "model_port": "ok"}}
+
+
+@pytest.mark.parametrize("network", [True, False, "host"],
+                         ids=["network-own", "network-off", "network-host"])
 async def test_a_hostile_agent_reaches_none_of_the_workers_secrets(
         queue: TaskQueue, remote: Remote, settings: CodeSettings, github: FakeGitHub,
-        planted: Planted, tmp_path: Path, network: bool) -> None:
+        model: Model, planted: Planted, tmp_path: Path, network: bool | str) -> None:
     assert Path(DB_SOCKET).exists()  # the database is there to be reached, on the host
     with psycopg.connect(os.environ["DATABASE_URL"]):
         pass
-    settings = _hostile(settings, tmp_path, planted, remote, github, network)
+    settings = _hostile(settings, tmp_path, planted, remote, github, model, network)
     task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
     async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
         parked = await wait_status(queue, task_id, "needs_approval", timeout=30)
@@ -162,10 +210,13 @@ async def test_a_hostile_agent_reaches_none_of_the_workers_secrets(
                 "SIGNOFF_CONFIG"} & set(env)
     assert TOKEN not in json.dumps(env) and env["MODEL_API_KEY"] == "model-key-for-the-agent"
     assert got["home"] == "/tmp" and env[MARK_ENV]
-    # The network switch: the host's network (a model's API) only when it is on. With it on,
-    # TCP to PostgreSQL's port is reachable too (README: hide the credentials, not the port).
-    reach = "ok" if network else "refused"
-    assert (got["host_http"][0], got["db_tcp"][0]) == (reach, reach), got
+    # The network: its own (pasta) reaches the model's named port and nothing else on the
+    # host's loopback, PostgreSQL's port included; "host" reaches it all (the documented
+    # leak); off reaches nothing.
+    assert {k: got[k][0] for k in REACHES[network]} == REACHES[network], got
+    if got["model_port"][0] == "ok":  # the host's own server answered, not an empty accept
+        assert got["model_port"][1] == model.banner, got
+    assert got["default_route"] is (network is not False)
     # The edit still became the parked commit, and only the edit.
     req = parked.approval.request if parked.approval else {}
     assert [f["path"] for f in req["files"]] == ["CHANGES.md"]
@@ -175,10 +226,10 @@ async def test_a_hostile_agent_reaches_none_of_the_workers_secrets(
 
 async def test_without_the_sandbox_the_same_agent_reads_the_key_and_pushes(
         queue: TaskQueue, remote: Remote, settings: CodeSettings, github: FakeGitHub,
-        planted: Planted, tmp_path: Path) -> None:
+        model: Model, planted: Planted, tmp_path: Path) -> None:
     """What `sandbox = false` means (and that the test above can fail): only the
     environment's allow-list remains."""
-    settings = replace(_hostile(settings, tmp_path, planted, remote, github, True),
+    settings = replace(_hostile(settings, tmp_path, planted, remote, github, model, True),
                        sandbox=False)
     task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
     log = settings.workspace / "runs" / f"task-{task_id}" / "agent-1.log"
@@ -187,7 +238,8 @@ async def test_without_the_sandbox_the_same_agent_reads_the_key_and_pushes(
         await wait_for(lambda: _true(log.exists() and "REPORT " in log.read_text()), 30)
     got = _report(settings, task_id)
     for name in ("read_key", "read_key_via_home", "read_config", "write_outside",
-                 "write_mirror", "db_unix", "push_remote_path"):
+                 "write_mirror", "db_unix", "db_tcp", "host_http", "model_port",
+                 "push_remote_path"):
         assert got[name][0] == "ok", (name, got[name])
     assert "PLANTED-PRIVATE-KEY" in got["read_key"][1] and planted.outside.exists()
     assert remote.branch_sha("sneaky2") is not None  # it pushed by itself
@@ -291,16 +343,55 @@ def test_the_capability_refuses_to_start_where_bubblewrap_cannot_run(tmp_path: P
         load_config(_config(tmp_path, 'sandbox_bwrap = "/no-such-bwrap"'), env={})
 
 
-async def test_a_task_never_runs_its_agent_unsandboxed_when_bubblewrap_fails(
-        queue: TaskQueue, remote: Remote, settings: CodeSettings) -> None:
-    settings = replace(settings, sandbox_bwrap="/bin/false")
+@pytest.mark.parametrize(("broken", "said", "explicit"), [
+    ({"sandbox_bwrap": "/bin/false"}, "bubblewrap (/bin/false) cannot run here",
+     {"sandbox": False}),
+    ({"sandbox_pasta": "/bin/false"}, "pasta (/bin/false) cannot give the sandbox a network",
+     {"sandbox_network": False}),
+], ids=["bwrap", "pasta"])
+async def test_a_task_never_runs_its_agent_unsandboxed_when_the_sandbox_fails(
+        queue: TaskQueue, remote: Remote, settings: CodeSettings, broken: dict,
+        said: str, explicit: dict) -> None:
+    settings = replace(settings, **broken)
     task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
     async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
         task = await wait_for(lambda: _failed_once(queue, task_id), timeout=20)
-    assert "bubblewrap (/bin/false) cannot run here" in (task.last_error or "")
+    assert said in (task.last_error or "")
     assert not (settings.workspace / "runs" / f"task-{task_id}").exists()  # nothing ran
-    settings = replace(settings, sandbox=False)  # said explicitly: it runs, unsandboxed
+    settings = replace(settings, **explicit)  # said explicitly: it runs, without that part
     again = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
     async with running_pool(queue, CapabilityRun(CAPABILITY, make_handler(settings), 30)):
         await wait_status(queue, again, "needs_approval", timeout=30)
 
+
+def test_the_capability_refuses_to_start_where_pasta_cannot_run(tmp_path: Path) -> None:
+    """With the network on, no own network namespace means no start: not a silent fall-back
+    to the host's network (which shows PostgreSQL's port)."""
+    with pytest.raises(ConfigError) as err:
+        load_config(_config(tmp_path, 'sandbox_pasta = "/bin/false"'), env={})
+    assert str(err.value) == (
+        "workloads.code_changes.sandbox_network: pasta (/bin/false) cannot give the sandbox a "
+        "network of its own here: exit 1; install passt, or set sandbox_network = false (no "
+        "network) or \"host\" (the host's network, PostgreSQL's port and every local service "
+        "included)")
+    # Said explicitly, it starts: no network, or the host's; a working pasta starts as before.
+    for network in ("false", '"host"'):
+        check_config(load_config(_config(
+            tmp_path, f'sandbox_network = {network}\nsandbox_pasta = "/bin/false"'), env={}))
+    check_config(load_config(_config(tmp_path, f'sandbox_pasta = "{shutil.which("pasta")}"'),
+                             env={}))
+
+
+def test_pasta_on_a_machine_without_a_default_route_is_refused_by_name(tmp_path: Path) -> None:
+    """pasta copies the host's outside interface; where there is none it will not start. A
+    stand-in runs the real pasta in an empty network namespace (no route, no interface)."""
+    if subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode:
+        pytest.skip("unshare -rn (a user and network namespace) is not allowed here")
+    wrapper = tmp_path / "pasta-no-route"
+    wrapper.write_text(f'#!/bin/sh\nexec unshare -rn {shutil.which("pasta")} "$@"\n')
+    wrapper.chmod(0o755)
+    with pytest.raises(ConfigError) as err:
+        load_config(_config(tmp_path, f'sandbox_pasta = "{wrapper}"'), env={})
+    assert "cannot give the sandbox a network of its own here: the machine has no default " \
+        "route to the outside (pasta: External interface not usable); install passt, or set " \
+        "sandbox_network = false" in str(err.value) and "\n" not in str(err.value)
