@@ -39,8 +39,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     q.add_argument("--update", action="store_true",
                    help="change the password of an existing account (ends its sessions)")
     q.set_defaults(func=user_add_cmd)
+    q.add_argument("--json", action="store_true", help='print {"name", "added"|"changed"}')
     q = user_sub.add_parser("remove", help="remove an account (ends its sessions)")
     q.add_argument("name")
+    q.add_argument("--json", action="store_true", help='print {"name", "removed"}')
     q.set_defaults(func=user_remove_cmd)
     q = user_sub.add_parser("list", help="list the accounts")
     q.add_argument("--json", action="store_true")
@@ -90,11 +92,12 @@ async def user_add_cmd(args: Any) -> int:
         if args.update:
             if not await store.account_password_set(name, hashed):
                 raise NotFound(f"no such account: {name}")
-            print(f"password of {name} changed; its sessions have ended")
+            _said(args, {"name": name, "changed": True},
+                  f"password of {name} changed; its sessions have ended")
             return 0
         if not await store.account_add(name, hashed):
             raise Conflict(f"the account {name} exists; use --update to change its password")
-    print(f"account {name} added")
+    _said(args, {"name": name, "added": True}, f"account {name} added")
     return 0
 
 
@@ -102,8 +105,12 @@ async def user_remove_cmd(args: Any) -> int:
     async with account_store() as store:
         if not await store.account_remove(args.name):
             raise NotFound(f"no such account: {args.name}")
-    print(f"account {args.name} removed")
+    _said(args, {"name": args.name, "removed": True}, f"account {args.name} removed")
     return 0
+
+
+def _said(args: Any, document: dict[str, Any], line: str) -> None:
+    print(json.dumps(document) if args.json else line)
 
 
 async def user_list_cmd(args: Any) -> int:

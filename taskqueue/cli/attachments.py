@@ -23,7 +23,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     q.add_argument("id", type=int, help="the task's id")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=ls_cmd)
-    q = a_sub.add_parser("get", help="write one attachment to a file (or stdout)")
+    q = a_sub.add_parser("get", help="write one attachment to a file (or stdout)",
+                         description="Write one attachment's bytes to a file, or to stdout "
+                                     "with -o -. It has no --json: what it prints is the "
+                                     "file itself.")
     q.add_argument("id", type=int, help="the task's id")
     q.add_argument("name", help="the attachment's file name (as `attachment ls` shows it)")
     q.add_argument("-o", "--output", metavar="FILE",

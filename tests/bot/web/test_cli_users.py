@@ -35,6 +35,16 @@ def test_add_list_update_and_remove_an_account(dsn: str) -> None:
     assert _hash(dsn, "alice") is None
 
 
+def test_each_account_command_prints_one_json_document_with_json(dsn: str) -> None:
+    cli = Cli(dsn).fast
+    assert cli.json("web", "user", "add", "bob", "--password-stdin", "--json",
+                    stdin="a password\n") == {"name": "bob", "added": True}
+    assert cli.json("web", "user", "add", "bob", "--update", "--password-stdin", "--json",
+                    stdin="another one\n") == {"name": "bob", "changed": True}
+    assert cli.json("web", "user", "remove", "bob", "--json") == {"name": "bob",
+                                                                  "removed": True}
+
+
 def test_bad_names_and_passwords_write_nothing(dsn: str) -> None:
     cli = Cli(dsn).fast
     assert "password is 8 to" in cli.fails(ERROR, "web", "user", "add", "bob",
