@@ -80,6 +80,9 @@ class Leadership:
                 await self._step_down(f"lost its database connection: {why}")
                 log.warning("leadership: no database connection (%s); trying again in %.1fs",
                             why, self._delay)
+            except Exception:  # a bug must not end the contest for good
+                await self._step_down("failed")
+                log.exception("leadership: failed; trying again in %.1fs", self._delay)
             await asyncio.sleep(self._delay)
             self._delay = min(self._delay * 2, RECONNECT_MAX)
 
