@@ -21,6 +21,7 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from taskqueue.errors import one_line
 from taskqueue.maintenance.signals import SignalConfig, read_signals
@@ -133,7 +134,7 @@ def _decision_times(f: dict[str, Any]) -> Iterator[Metric]:
     for r in f["decision_seconds"]:
         series.setdefault((r["capability"], r["decision"]), []).append(r)
     for (cap, decision), rows in series.items():
-        buckets = [(_le(r["le"]), int(r["n"])) for r in rows]
+        buckets = [(floatToGoString(r["le"]), int(r["n"])) for r in rows]
         buckets.append(("+Inf", int(rows[0]["total"])))
         hist.add_metric([cap, decision], buckets, float(rows[0]["seconds"] or 0.0))
     yield hist
@@ -143,10 +144,6 @@ def _decision_times(f: dict[str, Any]) -> Iterator[Metric]:
     for r in f["expired"]:
         expired.add_metric([r["capability"]], int(r["n"]))
     yield expired
-
-
-def _le(bound: float) -> str:
-    return str(int(bound)) if float(bound).is_integer() else repr(float(bound))
 
 
 def _reaper(r: dict[str, Any]) -> Iterator[Metric]:
