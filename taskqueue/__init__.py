@@ -77,6 +77,7 @@ from taskqueue.runtime.handler import (
     load_handler,
 )
 from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
 from taskqueue.runtime.process import configure_logging, freeze_startup_objects
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
@@ -111,6 +112,7 @@ from taskqueue.store.states import TRANSITIONS, Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "LEADER_LOCK_KEY",
     "MASK",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
@@ -154,6 +156,7 @@ __all__ = [
     "HealthCheck",
     "Heartbeat",
     "IncidentAlert",
+    "Leadership",
     "LeaseLost",
     "Listener",
     "ListenerHub",
