@@ -59,9 +59,11 @@ def print_decisions(rows: list[DecisionStats], since: float | None) -> None:
     width = max([len(_label(r)) for r in rows] + [10])
     head = " ".join(f"{c:>8}" for c in _COLUMNS)
     print(f"{'':<{width}} {head} {'p50':>7} {'p90':>7} {'max':>7}")
+    previous = ""
     for row in rows:
-        if row.scope == "person" and rows[rows.index(row) - 1].scope != "person":
+        if row.scope == "person" and previous != "person":
             print("people:")
+        previous = row.scope
         counts = " ".join(f"{'-' if getattr(row, c) is None else getattr(row, c):>8}"
                           for c in _COLUMNS)
         print(f"{_label(row):<{width}} {counts} {duration(row.p50_seconds):>7} "
