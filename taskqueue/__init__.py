@@ -84,6 +84,7 @@ from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, P
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
 from taskqueue.runtime.tick import Tick, TickReport
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
+from taskqueue.store.analytics import DecisionStats
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
 from taskqueue.store.batches import Completion, Failure, Releasing
 from taskqueue.store.client import TaskQueue
@@ -142,6 +143,7 @@ __all__ = [
     "Conflict",
     "DatabaseUnavailable",
     "Decision",
+    "DecisionStats",
     "Done",
     "Enqueued",
     "Event",

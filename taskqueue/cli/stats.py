@@ -1,4 +1,5 @@
-"""`signoff stats CAP [--json] [--postings]`: one capability's pipeline from the database."""
+"""`signoff stats CAP [--json] [--postings]`: one capability's pipeline from the database;
+`--decisions` hands over to taskqueue/cli/decisions.py."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import argparse
 from typing import Any
 
 from taskqueue.cli.commands import open_queue
+from taskqueue.cli.decisions import decisions_cmd
 from taskqueue.cli.output import print_json, safe, when
+from taskqueue.errors import BadInput
 from taskqueue.maintenance.stats import Stats, read_stats
 
 
@@ -43,6 +46,14 @@ def print_postings(items: list[dict[str, Any]]) -> None:
 
 
 async def stats_cmd(args: Any) -> int:
+    if args.decisions:
+        if args.postings:
+            raise BadInput("--decisions and --postings are separate reports: give one")
+        return await decisions_cmd(args)
+    if args.since is not None:
+        raise BadInput("--since goes with --decisions")
+    if args.capability is None:  # the usage error (exit 2) it was before --decisions
+        args.stats_parser.error("the following arguments are required: capability")
     async with open_queue() as queue:
         stats = await read_stats(queue, args.capability)
         items = (await queue.stats_report_postings(args.capability, runs=args.runs)
@@ -62,10 +73,16 @@ async def stats_cmd(args: Any) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("stats", help="a capability's pipeline: statuses, stages, reasons")
-    p.add_argument("capability")
+    p.add_argument("capability", nargs="?",
+                   help="the capability (optional with --decisions: all of them)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--postings", action="store_true",
                    help="each item of the latest producer report: where it went and why")
     p.add_argument("--runs", type=int, default=1, metavar="N",
                    help="with --postings: the latest N runs (default 1)")
-    p.set_defaults(func=stats_cmd)
+    p.add_argument("--decisions", action="store_true",
+                   help="per capability and person: requests, decisions, expiries and the "
+                        "time to decide (p50, p90, max)")
+    p.add_argument("--since", metavar="DAYS",
+                   help="with --decisions: only the last DAYS days (up to 3650)")
+    p.set_defaults(func=stats_cmd, stats_parser=p)

@@ -14,8 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from taskqueue.errors import one_line
 from taskqueue.maintenance.signals import SignalConfig, read_signals
@@ -28,6 +34,9 @@ log = logging.getLogger("signoff.metrics")
 SCRAPE_TIMEOUT = 5.0
 # Handler slices run from milliseconds (a park) to an hour (a long build).
 DURATION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+# A person answers in minutes to days: a minute, 5 and 15 minutes, half an hour, 1, 2, 4,
+# 8 hours, a day, two days, a week.
+DECISION_BUCKETS = (60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400, 172800, 604800)
 _RESCUES = ("requeued", "orphans_requeued", "failed", "expired")
 
 
@@ -61,7 +70,7 @@ class QueueCollector(Collector):
         return self.snapshot is not None
 
     async def _read(self) -> Snapshot:
-        figures = await self.queue.metrics_read()
+        figures = await self.queue.metrics_read(DECISION_BUCKETS)
         signals = await read_signals(self.queue, self.signal_config)
         return Snapshot(figures, {"incident": signals.incident.firing,
                                   "nudge": signals.nudge.firing},
@@ -78,6 +87,7 @@ class QueueCollector(Collector):
         if self.snapshot is not None:
             yield from _tasks(self.snapshot.figures)
             yield from _approvals(self.snapshot.figures)
+            yield from _decision_times(self.snapshot.figures)
             yield from _reaper(self.snapshot.figures["reaper"])
             yield from _signals(self.snapshot.signals)
             yield from _backlog(self.snapshot.backlog)
@@ -111,6 +121,29 @@ def _approvals(f: dict[str, Any]) -> Iterator[Metric]:
     for r in f["decisions"]:
         decisions.add_metric([r["decision"]], r["n"])
     yield decisions
+
+
+def _decision_times(f: dict[str, Any]) -> Iterator[Metric]:
+    """Computed at scrape from every decided approval still in the database, so the
+    figures survive restarts and agree across processes. Labels are capability and
+    decision only: a person's name would make a series per person (unbounded)."""
+    hist = HistogramMetricFamily(
+        "signoff_decision_seconds", "Time from a question to its decision, by capability "
+        "and decision (approved, revised, skipped)", labels=["capability", "decision"])
+    series: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in f["decision_seconds"]:
+        series.setdefault((r["capability"], r["decision"]), []).append(r)
+    for (cap, decision), rows in series.items():
+        buckets = [(floatToGoString(r["le"]), int(r["n"])) for r in rows]
+        buckets.append(("+Inf", int(rows[0]["total"])))
+        hist.add_metric([cap, decision], buckets, float(rows[0]["seconds"] or 0.0))
+    yield hist
+    expired = CounterMetricFamily("signoff_approvals_expired",
+                                  "Questions that expired unanswered, by capability",
+                                  labels=["capability"])
+    for r in f["expired"]:
+        expired.add_metric([r["capability"]], int(r["n"]))
+    yield expired
 
 
 def _reaper(r: dict[str, Any]) -> Iterator[Metric]:

@@ -22,6 +22,7 @@ from taskqueue.errors import (
 )
 from taskqueue.redact import redact
 from taskqueue.store import rows
+from taskqueue.store.analytics import AnalyticsMixin
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
 from taskqueue.store.batches import BatchesMixin
 from taskqueue.store.checks import (
@@ -58,7 +59,7 @@ from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 
 
 class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
-                QueueBase):
+                AnalyticsMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod

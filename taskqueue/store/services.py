@@ -3,6 +3,7 @@ its run log, and the figures behind the signals."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from taskqueue.store import rows
@@ -60,11 +61,15 @@ class ServicesMixin(QueueBase):
         async with self.pool.connection() as conn:
             return await self._one(conn, "database_ping", {}) is not None
 
-    async def metrics_read(self) -> dict[str, Any]:
+    async def metrics_read(self, decision_buckets: Sequence[float] = ()) -> dict[str, Any]:
         """The figures behind /metrics, read in one snapshot: tasks by capability and
-        status, claimable ones, open approvals, decisions, and the reaper's totals."""
+        status, claimable ones, open approvals, decisions (with the time to decide
+        counted into `decision_buckets`), expiries, and the reaper's totals."""
+        buckets = {"buckets": [float(b) for b in decision_buckets]}
         async with self._snapshot() as conn:
             return {
+                "decision_seconds": await self._all(conn, "metrics_decision_seconds", buckets),
+                "expired": await self._all(conn, "metrics_approvals_expired", {}),
                 "tasks": await self._all(conn, "metrics_tasks", {}),
                 "claimable": await self._all(conn, "metrics_claimable", {}),
                 "approvals": await self._one(conn, "metrics_approvals", {}),

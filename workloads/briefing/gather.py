@@ -1,5 +1,5 @@
-"""What a briefing says, read from the database and the config: yesterday's outcomes, open
-questions, failures, signals, the reaper's last run and the producers' next runs."""
+"""What a briefing says, read from the database and the config: yesterday's outcomes and
+decisions, open questions, failures, signals, the reaper's last run and the producers' next runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
 
-from taskqueue import Config, Signals, Task, TaskQueue, read_signals
+from taskqueue import Config, DecisionStats, Signals, Task, TaskQueue, read_signals
 from workloads.briefing.settings import BriefingSettings
 from workloads.briefing.text import age, visible
 
@@ -67,6 +67,8 @@ class Briefing:
     waiting_total: int
     signals: Signals
     upcoming: tuple[Upcoming, ...] = field(default_factory=tuple)
+    # Yesterday's answers across capabilities (TaskQueue.decision_stats' total row).
+    decisions: DecisionStats | None = None
 
     def totals(self) -> dict[str, int]:
         """Per outcome, tasks finished on `covers` across capabilities."""
@@ -77,8 +79,11 @@ class Briefing:
 
     @property
     def empty(self) -> bool:
-        """Nothing finished, nothing waits, no signal fires: a one-line briefing."""
-        return (not self.groups and not self.waiting_total
+        """Nothing finished, answered or expired, nothing waits, no signal fires: a
+        one-line briefing."""
+        answered = self.decisions is not None and bool(
+            self.decisions.decided or self.decisions.expired)
+        return (not self.groups and not self.waiting_total and not answered
                 and not self.signals.incident.firing and not self.signals.nudge.firing)
 
 
@@ -114,14 +119,18 @@ async def gather(queue: TaskQueue, config: Config, settings: BriefingSettings, d
     tz = ZoneInfo(config.timezone)
     covers = day - timedelta(days=1)
     since = datetime.combine(covers, time(), tz)
-    finished = await queue.task_list_finished(since, datetime.combine(day, time(), tz),
+    until = datetime.combine(day, time(), tz)
+    finished = await queue.task_list_finished(since, until,
                                               per_group=max(1, settings.max_items))
     waiting = await queue.task_list(status="needs_approval", limit=MAX_OPEN)
     signals = await read_signals(queue, config.signals)
+    totals = [r for r in await queue.decision_stats(since=since, until=until)
+              if r.scope == "total"]
     return Briefing(
         day=day, covers=covers, timezone=config.timezone, now=now.astimezone(tz),
         groups=_groups(finished, settings), waiting=_waiting(waiting, settings, now),
-        waiting_total=len(waiting), signals=signals, upcoming=next_runs(config, now))
+        waiting_total=len(waiting), signals=signals, upcoming=next_runs(config, now),
+        decisions=totals[0] if totals else None)
 
 
 def _groups(finished: list[tuple[Task, int]], settings: BriefingSettings) -> tuple[Group, ...]:

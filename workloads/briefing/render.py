@@ -70,6 +70,31 @@ def _reaper(b: Briefing) -> str:
     return f"last ran {when(at, b.now)} ({age(at, b.now)} ago){': ' + did if did else ''}"
 
 
+def _duration(seconds: float) -> str:
+    """A time to decide, short: `40 s`, `12 min`, `5.5 h`, `2.1 d`."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 172800 else f"{seconds / 86400:.1f} d"
+
+
+def _decisions(b: Briefing, limit: int) -> dict[str, Any] | None:
+    """Yesterday's answers: counts by decision, the median time, what expired (the expired
+    tasks' ids and names, the question where the payload names nothing); None when no
+    question was answered or expired."""
+    d = b.decisions
+    if d is None or not (d.decided or d.expired):
+        return None
+    counts = {"approved": d.approved, "revised": d.revised, "skipped": d.skipped,
+              "expired": d.expired or 0}
+    expired = [{"id": i.id, "capability": i.capability, "name": i.name}
+               for g in b.groups if g.status == "expired" for i in g.items[:limit]]
+    return {"summary": " · ".join(f"{n} {k}" for k, n in counts.items() if n),
+            "median": None if d.p50_seconds is None else _duration(d.p50_seconds),
+            "expired": expired, "expired_more": (d.expired or 0) - len(expired)}
+
+
 def view(b: Briefing, limit: int, rows: int = MAX_ROWS,
          questions: int | None = None) -> dict[str, Any]:
     """What both templates show: `limit` tasks per outcome, `rows` workloads and producers,
@@ -88,7 +113,7 @@ def view(b: Briefing, limit: int, rows: int = MAX_ROWS,
         "empty": b.empty, "workloads": workloads, "more_workloads": len(caps) - len(workloads),
         "waiting": waiting, "waiting_total": b.waiting_total,
         "waiting_more": b.waiting_total - len(waiting), "signals": signals,
-        "reaper": _reaper(b),
+        "reaper": _reaper(b), "decisions": _decisions(b, limit),
         "upcoming": [{"when": when(u.at, b.now), "capability": u.capability,
                       "producer": u.producer} for u in b.upcoming[:rows]],
     }

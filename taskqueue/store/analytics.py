@@ -1,0 +1,73 @@
+"""TaskQueue's decision analytics: who answers what, how fast, and what expires."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskqueue.store.base import QueueBase
+from taskqueue.store.checks import check_capability
+from taskqueue.store.models import JSON
+
+__all__ = ["AnalyticsMixin", "DecisionStats"]
+
+
+@dataclass(frozen=True)
+class DecisionStats:
+    """One row of `decision_stats`: `scope` is "capability" (`capability` set), "person"
+    (`person` set; `requests` and `expired` None: they are no one's) or "total"."""
+
+    scope: str
+    capability: str | None
+    person: str | None
+    requests: int | None
+    approved: int
+    revised: int
+    skipped: int
+    expired: int | None
+    p50_seconds: float | None
+    p90_seconds: float | None
+    max_seconds: float | None
+
+    @property
+    def decided(self) -> int:
+        """Approves, revises and skips: the decisions the times are taken from."""
+        return self.approved + self.revised + self.skipped
+
+    def to_json(self) -> JSON:
+        return {"scope": self.scope, "capability": self.capability, "person": self.person,
+                "requests": self.requests, "approved": self.approved,
+                "revised": self.revised, "skipped": self.skipped, "expired": self.expired,
+                "decided": self.decided, "p50_seconds": self.p50_seconds,
+                "p90_seconds": self.p90_seconds, "max_seconds": self.max_seconds}
+
+
+def _row(r: dict[str, Any]) -> DecisionStats:
+    def count(key: str) -> int | None:
+        return None if r[key] is None else int(r[key])
+
+    def secs(key: str) -> float | None:
+        return None if r[key] is None else float(r[key])
+
+    return DecisionStats(
+        scope=r["scope"], capability=r["capability"], person=r["person"],
+        requests=count("requests"), approved=int(r["approved"]), revised=int(r["revised"]),
+        skipped=int(r["skipped"]), expired=count("expired"), p50_seconds=secs("p50_seconds"),
+        p90_seconds=secs("p90_seconds"), max_seconds=secs("max_seconds"))
+
+
+class AnalyticsMixin(QueueBase):
+    """Read-only figures on the people's side of the loop."""
+
+    async def decision_stats(self, *, since: datetime | None = None,
+                             until: datetime | None = None,
+                             capability: str | None = None) -> list[DecisionStats]:
+        """Requests, decisions, expiries and the time to decide (p50, p90, max) in
+        [since, until): capability rows, then person rows, then the total (always one)."""
+        if capability is not None:
+            check_capability(capability)
+        params = {"since": since, "until": until, "capability": capability}
+        async with self.pool.connection() as conn:
+            found = await self._all(conn, "decision_stats", params)
+        return [_row(r) for r in found]
