@@ -88,8 +88,10 @@ def settings(tmp_path: Path, github: FakeGitHub) -> CodeSettings:
 
 def sandbox_read(*more: Path) -> tuple[Path, ...]:
     """What the stand-in agents need shown in the sandbox: Python's own installation (it
-    may sit in root's home folder, which the sandbox hides) and their folder under /tmp."""
-    return (Path(sys.base_prefix), *more)
+    may sit in root's home folder, which the sandbox hides), the virtualenv that
+    `sys.executable` lives in (a checkout may sit under /tmp, hidden too) and their folder."""
+    prefixes = dict.fromkeys((Path(sys.base_prefix), Path(sys.prefix)))
+    return (*prefixes, *more)
 
 
 def with_agent(settings: CodeSettings, folder: Path, name: str, source: str,
