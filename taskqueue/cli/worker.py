@@ -43,7 +43,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="lease length (default: the capability's setting)")
     p.add_argument("--timeout", type=positive, metavar="SECONDS",
                    help="per-slice timeout (default: the config's, else none)")
-    p.add_argument("--poll-interval", type=positive, metavar="SECONDS")
+    p.add_argument("--poll-interval", type=positive, metavar="SECONDS",
+                   help="how often to look for work without a notification (default 5)")
     p.add_argument("--grace", type=float, metavar="SECONDS",
                    help="how long running handlers get after SIGTERM (default 30)")
     p.add_argument("--metrics-listen", type=_listen, metavar="HOST:PORT",

@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.config.checker import Checker, KeyPath
-from taskqueue.config.model import MODES, PERIODS, CapabilityConfig, Config, ProducerConfig
+from taskqueue.config.model import (
+    CAP_SETTINGS,
+    MODES,
+    PERIODS,
+    CapabilityConfig,
+    Config,
+    ProducerConfig,
+)
 from taskqueue.config.resolve import check_cron, check_imports, check_timezone
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.pruner import PrunerConfig
@@ -23,9 +30,9 @@ CONFIG_ENV = "SIGNOFF_CONFIG"
 _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capabilities",
         "workloads", "limits", "retention"}
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
-_CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
-        "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
-        "retention_days", "producers"}
+# How a capability runs, plus every setting `signoff caps set` takes (CAP_SETTINGS).
+_CAP = {"handler", "mode", "concurrency", "tick_minutes", "timeout_seconds", "retention_days",
+        "producers"} | {s.key for s in CAP_SETTINGS}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
 
@@ -169,10 +176,19 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         timeout_seconds=c.get(t, (*k, "timeout_seconds"), "num", None, 0.001),
         approval_ttl_hours=c.get(t, (*k, "approval_ttl_hours"), "num", None, 0.0003),
         max_attempts=c.get(t, (*k, "max_attempts"), "int", None, 1),
+        retry_base_seconds=c.get(t, (*k, "retry_base_seconds"), "int", None, 0),
+        timezone=_cap_timezone(c, t, k),
         retention_days=c.get(t, (*k, "retention_days"), "num", None, 0.0001),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )
+
+
+def _cap_timezone(c: Checker, t: Mapping[str, Any], k: KeyPath) -> str | None:
+    tz = c.get(t, (*k, "timezone"), "str")
+    if tz is not None:
+        check_timezone(c, (*k, "timezone"), tz)
+    return tz
 
 
 def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:
