@@ -9,7 +9,10 @@ from collections.abc import Sequence
 
 from bot.service import Service
 from taskqueue import (
+    LOG_FORMATS,
+    LOG_LEVELS,
     configure_logging,
+    log_options,
     freeze_startup_objects,
     load_config,
     publish_path,
@@ -21,8 +24,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     parser.add_argument("--config", metavar="FILE",
                         help="the config file (default: $SIGNOFF_CONFIG, else built-in defaults)")
+    parser.add_argument("--log-format", choices=LOG_FORMATS,
+                        help="text (default) or json: one JSON object a line "
+                             "(default $SIGNOFF_LOG_FORMAT)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS,
+                        help="debug, info (default), warning or error "
+                             "(default $SIGNOFF_LOG_LEVEL)")
     args = parser.parse_args(argv)
-    configure_logging(logging.INFO)
+    try:
+        log_format, level = log_options(args.log_format, args.log_level, logging.INFO)
+    except ValueError as exc:
+        parser.error(str(exc))
+    configure_logging(level, log_format)
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 

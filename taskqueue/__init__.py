@@ -67,7 +67,13 @@ from taskqueue.runtime.handler import (
 )
 from taskqueue.runtime.heartbeat import Heartbeat
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
-from taskqueue.runtime.process import configure_logging, freeze_startup_objects
+from taskqueue.runtime.process import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    configure_logging,
+    freeze_startup_objects,
+    log_options,
+)
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
 from taskqueue.runtime.tick import Tick, TickReport
@@ -184,6 +190,9 @@ __all__ = [
     "WorkerPool",
     "apply_capabilities",
     "configure_logging",
+    "log_options",
+    "LOG_FORMATS",
+    "LOG_LEVELS",
     "data_dir",
     "default_worker_name",
     "describe_dsn",

@@ -17,7 +17,7 @@ from taskqueue.cli.arguments import cap_value, non_negative, positive
 from taskqueue.cli.manners import STATUSES
 from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.errors import one_line, printable, run_main
-from taskqueue.runtime.process import configure_logging
+from taskqueue.runtime.process import configure_logging, log_options
 
 EXIT_USAGE = 2
 # Packages add subcommands here: each entry point is an `add_parser(subparsers)` callable.
@@ -232,9 +232,15 @@ def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns (and exits with) its documented exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
-    configure_logging(level)
+    try:
+        log_format, level = log_options(getattr(args, "log_format", None),
+                                        getattr(args, "log_level", None), level)
+    except ValueError as exc:
+        parser.error(str(exc))
+    configure_logging(level, log_format)
     code = _run(args)
     sys.stdout.flush()
     return code

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,12 @@ from taskqueue.config.settings import apply_capabilities, load_config, publish_p
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.endpoints import ObservabilityServer, parse_listen
 from taskqueue.runtime.handler import Handler, load_handler
-from taskqueue.runtime.process import freeze_startup_objects
+from taskqueue.runtime.process import (
+    LEVEL_ENV,
+    LOG_FORMATS,
+    LOG_LEVELS,
+    freeze_startup_objects,
+)
 from taskqueue.runtime.runner import CapabilityRun
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
 from taskqueue.store.client import TaskQueue
@@ -49,13 +55,28 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="how long running handlers get after SIGTERM (default 30)")
     p.add_argument("--metrics-listen", type=_listen, metavar="HOST:PORT",
                    help="serve /healthz and /metrics there (default: off)")
+    add_log_options(p)
     add_app_dir(p)
     p.set_defaults(func=run)
 
 
+def add_log_options(p: argparse.ArgumentParser) -> None:
+    """--log-format and --log-level, for the long-running processes."""
+    p.add_argument("--log-format", choices=LOG_FORMATS,
+                   help="text (default) or json: one JSON object a line "
+                        "(default $SIGNOFF_LOG_FORMAT)")
+    p.add_argument("--log-level", choices=LOG_LEVELS,
+                   help="debug, info (the worker's default), warning or error "
+                        "(default $SIGNOFF_LOG_LEVEL)")
+
+
+def _level_chosen(args: Any) -> bool:
+    return bool(args.log_level or os.environ.get(LEVEL_ENV))
+
+
 async def run(args: Any) -> int:
     """Run the pool; 0 after a graceful stop."""
-    if logging.getLogger().level > logging.INFO:
+    if logging.getLogger().level > logging.INFO and not _level_chosen(args):
         logging.getLogger("signoff").setLevel(logging.INFO)
     use_app_dir(args.app_dir)
     config = load_config(args.config)
