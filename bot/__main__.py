@@ -12,9 +12,9 @@ from taskqueue import (
     LOG_FORMATS,
     LOG_LEVELS,
     configure_logging,
-    log_options,
     freeze_startup_objects,
     load_config,
+    log_options,
     publish_path,
     run_main,
 )

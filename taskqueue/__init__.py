@@ -105,6 +105,8 @@ from taskqueue.store.states import Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "LOG_FORMATS",
+    "LOG_LEVELS",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
@@ -190,9 +192,6 @@ __all__ = [
     "WorkerPool",
     "apply_capabilities",
     "configure_logging",
-    "log_options",
-    "LOG_FORMATS",
-    "LOG_LEVELS",
     "data_dir",
     "default_worker_name",
     "describe_dsn",
@@ -201,6 +200,7 @@ __all__ = [
     "idempotency_key",
     "load_config",
     "load_handler",
+    "log_options",
     "migrate",
     "one_line",
     "parse_listen",
