@@ -13,7 +13,14 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 
 from taskqueue.errors import ConfigError, one_line
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
@@ -70,6 +77,9 @@ class ObservabilityServer:
         self.registry = CollectorRegistry(auto_describe=False)
         self.collector = QueueCollector(queue, signal_config, timeout=timeout)
         self.registry.register(self.collector)
+        # The standard process_* and python_* figures every Prometheus user expects.
+        for standard in (ProcessCollector, PlatformCollector, GCCollector):
+            standard(registry=self.registry)
         self.durations = SliceDurations(self.registry)
         self.observe_slice = self.durations.observe
         self.checks: dict[str, HealthCheck] = {"database": database_check(queue),
