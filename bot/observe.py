@@ -8,7 +8,8 @@ Absent (or without `listen`): no server.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from taskqueue import (
@@ -32,7 +33,7 @@ def http_settings(config: Config) -> tuple[str | None, float]:
             parse_listen(listen)
         except ValueError as exc:
             raise c.error(("http", "listen"), str(exc)) from None
-    timeout: float = c.get(t, ("http", "scrape_timeout_seconds"), "num", 5.0, 0.1)
+    timeout: float = c.get(t, ("http", "scrape_timeout_seconds"), "num", 5.0, 0.1, 300)
     return listen, float(timeout)
 
 
@@ -43,13 +44,14 @@ def scheduler_check(running: Callable[[], bool]) -> Any:
     return check
 
 
-def observability(config: Config, queue: TaskQueue,
-                  scheduler_running: Callable[[], bool]) -> ObservabilityServer | None:
-    """The server for `config`'s `[http]` table, or None when it is off."""
+def observability(config: Config, queue: TaskQueue, scheduler_running: Callable[[], bool],
+                  sockets: Sequence[socket.socket] = ()) -> ObservabilityServer | None:
+    """The server for `config`'s `[http]` table (serving `sockets` when bound ahead), or
+    None when it is off."""
     listen, timeout = http_settings(config)
     if listen is None:
         return None
     checks = {"scheduler": scheduler_check(scheduler_running),
               "reaper": reaper_check(queue, config.reaper_interval_minutes * 60)}
     return ObservabilityServer(queue, listen, signal_config=config.signals, checks=checks,
-                               timeout=timeout)
+                               timeout=timeout, sockets=sockets)

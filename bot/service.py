@@ -17,10 +17,11 @@ import contextlib
 import importlib
 import logging
 import signal
+import socket
 from collections.abc import Callable
 from typing import Protocol
 
-from bot.observe import observability
+from bot.observe import http_settings, observability
 from bot.scheduler import ServiceScheduler
 from taskqueue import (
     CapabilityConfig,
@@ -32,6 +33,7 @@ from taskqueue import (
     WorkerConfig,
     WorkerPool,
     apply_capabilities,
+    bind_listen,
     default_worker_name,
     describe_dsn,
     load_handler,
@@ -76,6 +78,14 @@ async def migrate_channels(dsn: str) -> list[str]:
     return await migrate_messages(dsn)
 
 
+def check_channels(config: Config) -> None:
+    """The delivery channels' settings, checked before anything is written (the Telegram
+    channel's table and TELEGRAM_* variables, and that its webhook address can be bound)."""
+    from bot.telegram.part import check_settings
+
+    check_settings(config)
+
+
 class Service:
     """`await Service(config).run()` until SIGTERM/SIGINT, or `start()` and `stop()`."""
 
@@ -93,10 +103,18 @@ class Service:
         self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
         self.queue: TaskQueue | None = None
         self._pool_runs: list[asyncio.Task[None]] = []
+        self._http_sockets: list[socket.socket] = []
         self._stop_requested = asyncio.Event()
 
     async def start(self) -> None:
+        """Check everything that can fail first (the channels' settings, the [http] address,
+        bound now and served once the queue runs), then migrate, connect, write the caps
+        and start the parts: a failed check leaves the database untouched."""
         cfg = self.config
+        if self.telegram_factory is default_telegram:
+            check_channels(cfg)
+        listen, _ = http_settings(cfg)
+        self._http_sockets = bind_listen(listen) if listen else []
         caps = ", ".join(f"{c.name}({c.mode})" for c in cfg.capabilities.values()) or "none"
         log.info("config: file=%s capabilities=%s timezone=%s", cfg.path or "(defaults)",
                  caps, cfg.timezone)
@@ -145,7 +163,8 @@ class Service:
 
     async def _start_http(self) -> None:
         assert self.queue is not None
-        self.http = observability(self.config, self.queue, self._scheduler_running)
+        self.http = observability(self.config, self.queue, self._scheduler_running,
+                                  sockets=self._http_sockets)
         if self.http is None:
             log.info("http: off (no [http] listen)")
             return
@@ -184,6 +203,9 @@ class Service:
 
     async def stop(self) -> None:
         """Stop claiming, give running work the grace period, then close everything."""
+        if self._queue_cm is None:  # start-up stopped at a check: nothing ran, say nothing
+            self._close_sockets()
+            return
         log.info("service stopping")
         self.stopping.requested.set()
         for pool in self.pools:
@@ -199,10 +221,16 @@ class Service:
         if self.http is not None:
             await self.http.stop()
             self.http = None
+        self._close_sockets()
         if self._queue_cm is not None:
             await self._queue_cm.__aexit__(None, None, None)
             self._queue_cm = self.queue = None
         log.info("service stopped")
+
+    def _close_sockets(self) -> None:
+        for sock in self._http_sockets:  # bound, never served when start-up failed
+            sock.close()
+        self._http_sockets = []
 
     async def run(self) -> int:
         """Start, wait for SIGTERM or SIGINT, stop; 0 after a clean stop."""

@@ -37,6 +37,7 @@ from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
 from taskqueue.maintenance.endpoints import (
     HealthCheck,
     ObservabilityServer,
+    bind_listen,
     parse_listen,
     reaper_check,
 )
@@ -191,6 +192,7 @@ __all__ = [
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",
+    "bind_listen",
     "configure_logging",
     "data_dir",
     "default_worker_name",

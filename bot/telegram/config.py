@@ -68,7 +68,7 @@ def parse(top: Mapping[str, Any], c: ConfigChecker, env: Mapping[str, str],
                                    else _file_ids(t, c)),
         api_base_url=(_api_base_url(t, c, env) or DEFAULT_API_BASE_URL).rstrip("/"),
         digest=c.get(t, (*k, "digest"), "bool", True),
-        digest_max_items=c.get(t, (*k, "digest_max_items"), "int", 10, 1),
+        digest_max_items=c.get(t, (*k, "digest_max_items"), "int", 10, 1, 1000),
         digest_times=_env_times(env) if env.get("TELEGRAM_DIGEST_TIMES")
         else c.get(t, (*k, "digest_times"), "times", digest_times),
         **_webhook(t, c, env),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.telegram.app import TelegramBot, telegram_bot
+from bot.telegram.app import TelegramBot, check_listen, telegram_bot
 from bot.telegram.config import from_config
+from taskqueue import ConfigError
 
 
 def create_part(service: Any) -> TelegramBot | None:
@@ -23,3 +24,18 @@ def create_part(service: Any) -> TelegramBot | None:
         service.scheduler.set_check("nudge_digest", bot.nudge_digest().run_once,
                                     times=settings.digest_times)
     return bot
+
+
+def check_settings(config: Any) -> None:
+    """The `[telegram]` table and TELEGRAM_* variables, and that the webhook address can be
+    bound: ConfigError now, before the service writes anything (the token itself is only
+    checked by Telegram, when the part starts)."""
+    settings = from_config(config)
+    if not (settings.enabled and settings.webhook):
+        return
+    try:
+        check_listen(settings.webhook_listen, settings.webhook_port)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen for the Telegram webhook on {settings.webhook_listen}:"
+                          f"{settings.webhook_port} ({exc.strerror or exc}); check "
+                          "TELEGRAM_WEBHOOK_LISTEN and TELEGRAM_WEBHOOK_PORT") from None

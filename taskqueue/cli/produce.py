@@ -7,8 +7,10 @@ so producing a period that already ran enqueues nothing and stores no second rep
 from __future__ import annotations
 
 import argparse
-import re
+import sys
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from taskqueue.cli.app_dir import add_app_dir, use_app_dir
 from taskqueue.cli.commands import open_queue
@@ -17,12 +19,8 @@ from taskqueue.config.model import Config, ProducerConfig
 from taskqueue.config.settings import load_config, publish_path
 from taskqueue.errors import BadInput
 from taskqueue.runtime.handler import load_handler
+from taskqueue.runtime.periods import EXAMPLES, FORMS, canonical_period, is_future, shown
 from taskqueue.runtime.producer import ProducerJob, ProducerReport
-
-_PERIOD = {"day": re.compile(r"^\d{4}-\d{2}-\d{2}$"),
-           "hour": re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}$"),
-           "week": re.compile(r"^\d{4}-W\d{2}$")}
-_EXAMPLE = {"day": "2026-12-01", "hour": "2026-12-01T02", "week": "2026-W49"}
 
 
 def chosen(config: Config, capability: str, name: str | None) -> list[ProducerConfig]:
@@ -39,10 +37,30 @@ def chosen(config: Config, capability: str, name: str | None) -> list[ProducerCo
     return found
 
 
-def check_period(period: str | None, producer: ProducerConfig) -> None:
-    if period is not None and not _PERIOD[producer.period].match(period):
+def check_period(period: str | None, producer: ProducerConfig, timezone: str, *,
+                 force: bool = False) -> tuple[str | None, bool]:
+    """The period's stored spelling (None: the current one) and whether it is in the future.
+    BadInput when it names no period of the producer's kind, or a future one without
+    `force` (its scheduled run would find it done and skip it)."""
+    if period is None:
+        return None, False
+    try:
+        canonical = canonical_period(period, producer.period)
+    except BadInput:
         raise BadInput(f"producer {producer.name!r} runs per {producer.period}: --period "
-                       f"looks like {_EXAMPLE[producer.period]}, not {period!r}")
+                       f"looks like {EXAMPLES[producer.period]} ({FORMS[producer.period]}), "
+                       f"not {shown(period)}") from None
+    future = is_future(canonical, producer.period, datetime.now(ZoneInfo(timezone)))
+    if future and not force:
+        raise BadInput(f"producer {producer.name!r}: --period {canonical} is in the future "
+                       f"({timezone}); producing it now "
+                       "would make its scheduled run skip it: give --force to do so anyway")
+    return canonical, future
+
+
+def _warn_future(producer: ProducerConfig, period: str) -> None:
+    print(f"signoff: warning: producer {safe(producer.name)} period {period} is in the future: "
+          "its scheduled run will find it done and skip it", file=sys.stderr)
 
 
 def _line(r: ProducerReport) -> str:
@@ -56,15 +74,18 @@ async def produce_cmd(args: Any) -> int:
     config = load_config(args.config)
     publish_path(config)
     producers = chosen(config, args.capability, args.name)
-    for p in producers:
-        check_period(args.period, p)
+    periods = [check_period(args.period, p, config.timezone, force=args.force)
+               for p in producers]
+    for p, (period, future) in zip(producers, periods, strict=True):
+        if future and period is not None:
+            _warn_future(p, period)
     reports = []
     async with open_queue() as queue:
-        for p in producers:
+        for p, (period, _) in zip(producers, periods, strict=True):
             job = ProducerJob(queue, p.name, args.capability, load_handler(p.function),
                               period=p.period, timezone=config.timezone,
                               runner=f"cli:{p.name}")
-            reports.append(await job.run_once(period=args.period))
+            reports.append(await job.run_once(period=period))
     if args.json:
         print_json([{"name": r.name, "capability": r.capability, "period": r.period,
                      "ran": r.ran, "created": r.created, "existing": r.existing}
@@ -79,7 +100,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("produce", help="run a capability's producer once now")
     p.add_argument("capability")
     p.add_argument("name", nargs="?", help="one producer (default: all of the capability's)")
-    p.add_argument("--period", help="the period to produce (default: the current one)")
+    p.add_argument("--period", help="the period to produce: YYYY-MM-DD (day), YYYY-MM-DDTHH "
+                   "(hour) or YYYY-Www (week), by the producer's kind (default: the current one)")
+    p.add_argument("--force", action="store_true",
+                   help="produce a future period (its scheduled run will then skip it)")
     p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
     p.add_argument("--json", action="store_true")
     add_app_dir(p)

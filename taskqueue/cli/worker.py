@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from taskqueue.cli.commands import open_queue
 from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import ConfigError
-from taskqueue.maintenance.endpoints import ObservabilityServer, parse_listen
+from taskqueue.maintenance.endpoints import ObservabilityServer, bind_listen, parse_listen
 from taskqueue.runtime.handler import Handler, load_handler
 from taskqueue.runtime.process import (
     LEVEL_ENV,
@@ -75,7 +76,11 @@ def _level_chosen(args: Any) -> bool:
 
 
 async def run(args: Any) -> int:
-    """Run the pool; 0 after a graceful stop."""
+    """Run the pool; 0 after a graceful stop.
+
+    Every start-up check comes before the first write: the config, the handlers, and the
+    metrics address (bound here, served once the pool is built). Only then is the
+    database opened (an embedded one is migrated) and the config's caps written."""
     if logging.getLogger().level > logging.INFO and not _level_chosen(args):
         logging.getLogger("signoff").setLevel(logging.INFO)
     use_app_dir(args.app_dir)
@@ -83,11 +88,23 @@ async def run(args: Any) -> int:
     publish_path(config)
     if args.concurrency is not None and args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
+    for cap in args.capability:
+        _handler(config, args, cap)
+    sockets = bind_listen(args.metrics_listen) if args.metrics_listen else []
+    try:
+        return await _serve(args, config, sockets)
+    finally:
+        for sock in sockets:  # bound but never served when start-up failed
+            sock.close()
+
+
+async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int:
     async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
         # The caps this file sets for these capabilities hold here as in the service.
         await apply_capabilities(q, config, only=args.capability)
         runs = [await _capability_run(q, config, args, cap) for cap in args.capability]
-        http = (ObservabilityServer(q, args.metrics_listen, signal_config=config.signals)
+        http = (ObservabilityServer(q, args.metrics_listen, signal_config=config.signals,
+                                    sockets=sockets)
                 if args.metrics_listen else None)
         pool = WorkerPool(q, runs, _worker_config(config, args, runs, http))
         if http is not None:
@@ -121,14 +138,19 @@ def _pool_check(pool: WorkerPool) -> Any:
     return check
 
 
-async def _capability_run(queue: TaskQueue, config: Config, args: Any,
-                          capability: str) -> CapabilityRun:
+def _handler(config: Config, args: Any, capability: str) -> Handler:
     cap = config.capability(capability)
     spec = args.handler or (cap.handler if cap else None)
     if not spec:
         raise ConfigError(f"no handler for capability {capability!r}: give --handler "
                           "module:function or a [capabilities.NAME] handler in the config")
-    handler: Handler = load_handler(spec)
+    return load_handler(spec)
+
+
+async def _capability_run(queue: TaskQueue, config: Config, args: Any,
+                          capability: str) -> CapabilityRun:
+    cap = config.capability(capability)
+    handler = _handler(config, args, capability)
     lease = args.lease or (cap.lease_seconds if cap else None)
     if lease is None:
         lease = (await queue.capability_get(capability)).lease_seconds

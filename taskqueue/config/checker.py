@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +16,9 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 _ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-\"'. ]+?)\s*=")
 _KEY_PART = re.compile(r"\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_\-]+)")
 TIME_RE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+# Past this a whole number fits no database integer column (bigint): the bound of any
+# numeric key that has no narrower one.
+_INT_LIMIT = 2**63 - 1
 
 
 def split_key(text: str) -> tuple[str, ...]:
@@ -75,23 +79,52 @@ class Checker:
         return value
 
     def get(self, table: Mapping[str, Any], key: KeyPath, kind: str, default: Any = None,
-            minimum: float | None = None) -> Any:
-        """The value at `key[-1]` of `table`, checked as `kind`, else `default`."""
+            minimum: float | None = None, maximum: float | None = None) -> Any:
+        """The value at `key[-1]` of `table`, checked as `kind` (a number also finite, and
+        within `minimum` and `maximum` when given), else `default`."""
         name = str(key[-1])
         if name not in table:
             return default
         value = table[name]
         check = _KINDS[kind]
         if not check(value):
-            raise self.error(key, f"must be {_DESCRIBE[kind]}, not {value!r}")
-        if minimum is not None and value < minimum:
-            raise self.error(key, f"must be at least {minimum:g}, not {value!r}")
+            raise self.error(key, f"must be {_DESCRIBE[kind]}, not {_shown(value)}")
+        if kind in ("int", "num"):
+            self._in_range(key, value, minimum, maximum)
         if kind == "times":
             for t in value:
                 if not TIME_RE.match(t):
                     raise self.error(key, f"times are HH:MM (24 h), not {t!r}")
             return tuple(value)
         return tuple(value) if kind == "ints" else value
+
+
+    def _in_range(self, key: KeyPath, value: float, minimum: float | None,
+                  maximum: float | None) -> None:
+        # nan and inf pass every comparison below or overflow what they become (an
+        # interval, a timer, an integer column), so they are refused first.
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.error(key, f"must be a finite number, not {value!r}")
+        low = -_INT_LIMIT if minimum is None else minimum
+        high = _INT_LIMIT if maximum is None else maximum
+        if not low <= value <= high:
+            bounds = (f"from {_bound(low)} to {_bound(high)}"
+                      if minimum is not None and maximum is not None
+                      else f"at least {_bound(low)}" if minimum is not None
+                      else f"at most {_bound(high)}")
+            raise self.error(key, f"must be {bounds}, not {_shown(value)}")
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _shown(value: Any) -> str:
+    """A value for a one-line message: a huge number or string is cut short."""
+    if isinstance(value, int) and value.bit_length() > 128:  # repr may refuse past 4300 digits
+        return f"a number of about {value.bit_length() * 3 // 10} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def dotted(key: KeyPath) -> str:

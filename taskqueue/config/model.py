@@ -16,6 +16,41 @@ from taskqueue.store.checks import Limits
 MODES = ("pool", "tick", "external")
 PERIODS = ("day", "hour", "week")
 
+_DAY = 86400
+_INT4 = 2**31 - 1  # the database's integer columns
+# Each numeric key's range, both ends included (`[capabilities.NAME]` keys under
+# "capabilities"): past it a value means nothing useful, or overflows the timer, the
+# interval or the integer column it becomes. Documented in signoff.example.toml.
+RANGES: dict[tuple[str, str], tuple[float, float]] = {
+    ("reaper", "interval_minutes"): (0.01, 1440),
+    ("reaper", "orphan_after_seconds"): (1, 30 * _DAY),
+    ("signals", "incident_count"): (0, 1_000_000),
+    ("signals", "incident_age_hours"): (0, 8760),
+    ("signals", "nudge_count"): (0, 1_000_000),
+    ("signals", "nudge_age_hours"): (0, 8760),
+    ("signals", "check_minutes"): (0.01, 1440),
+    ("scheduler", "misfire_grace_seconds"): (1, 30 * _DAY),
+    ("worker", "poll_interval_seconds"): (0.01, 3600),
+    ("worker", "grace_seconds"): (0, _DAY),
+    ("retention", "days"): (0.0001, 36500),
+    ("retention", "audit_days"): (0.0001, 36500),
+    ("retention", "batch"): (1, 100_000),
+    ("limits", "max_json_bytes"): (1, 256 * 1024 * 1024),
+    ("limits", "max_json_depth"): (1, 500),
+    ("limits", "max_attachment_bytes"): (1, 1024 * 1024 * 1024),
+    ("capabilities", "concurrency"): (1, 1000),
+    ("capabilities", "tick_minutes"): (0.01, 7 * 1440),
+    ("capabilities", "max_running"): (0, _INT4),
+    ("capabilities", "max_parked"): (0, _INT4),
+    ("capabilities", "daily_new"): (0, _INT4),
+    ("capabilities", "lease_seconds"): (1, 30 * _DAY),
+    ("capabilities", "timeout_seconds"): (0.001, 30 * _DAY),
+    ("capabilities", "approval_ttl_hours"): (0.0003, 87600),
+    ("capabilities", "max_attempts"): (1, 1000),
+    ("capabilities", "retry_base_seconds"): (0, _DAY),
+    ("capabilities", "retention_days"): (0.0001, 36500),
+}
+
 
 @dataclass(frozen=True)
 class CapSetting:

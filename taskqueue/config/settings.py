@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,12 @@ from taskqueue.config.model import (
     CAP_SETTINGS,
     MODES,
     PERIODS,
+    RANGES,
     CapabilityConfig,
     Config,
     ProducerConfig,
 )
+from taskqueue.config.reader import read_toml
 from taskqueue.config.resolve import check_cron, check_imports, check_timezone
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.pruner import PrunerConfig
@@ -52,12 +53,7 @@ def workload_section(name: str, path: str | os.PathLike[str] | None = None,
     file = config_path(path, env)
     if file is None:
         return {}, None
-    try:
-        doc = tomllib.loads(file.read_text("utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+    doc, _ = read_toml(file)
     tables = doc.get("workloads", {})
     section = tables.get(name, {}) if isinstance(tables, Mapping) else tables
     if not isinstance(section, Mapping):
@@ -79,14 +75,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *,
     file = config_path(path, env)
     if file is None:
         return Config()
-    try:
-        text = file.read_text("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+    doc, text = read_toml(file)
     config = _parse(doc, Checker(text, file), file, text)
     if imports:
         check_imports(config, Checker(text, file))
@@ -108,21 +97,28 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
     capabilities = {name: _capability(c, caps, name, tz) for name in caps}
     return Config(
         path=file, timezone=tz,
-        reaper_interval_minutes=c.get(reaper, ("reaper", "interval_minutes"), "num", 5, 0.01),
-        orphan_after_seconds=c.get(reaper, ("reaper", "orphan_after_seconds"), "num", 3600, 1),
+        reaper_interval_minutes=_number(c, reaper, ("reaper", "interval_minutes"), "num", 5),
+        orphan_after_seconds=_number(c, reaper, ("reaper", "orphan_after_seconds"), "num", 3600),
         signals=_signals(c, sig),
-        signal_check_minutes=c.get(sig, ("signals", "check_minutes"), "num", 15, 0.01),
+        signal_check_minutes=_number(c, sig, ("signals", "check_minutes"), "num", 15),
         digest_times=c.get(nudges, ("nudges", "digest_times"), "times", ("09:00", "18:00")),
-        misfire_grace_seconds=c.get(sched, ("scheduler", "misfire_grace_seconds"), "int",
-                                    3600, 1),
-        poll_interval_seconds=c.get(worker, ("worker", "poll_interval_seconds"), "num", 5, 0.01),
-        grace_seconds=c.get(worker, ("worker", "grace_seconds"), "num", 30, 0),
+        misfire_grace_seconds=_number(c, sched, ("scheduler", "misfire_grace_seconds"), "int",
+                                      3600),
+        poll_interval_seconds=_number(c, worker, ("worker", "poll_interval_seconds"), "num", 5),
+        grace_seconds=_number(c, worker, ("worker", "grace_seconds"), "num", 30),
         retention=_retention(c, top, capabilities),
         capabilities=capabilities,
         workloads=_workloads(c, top), sections=sections, source=text,
-        limits=Limits(**{k: c.get(limits, ("limits", k), "int", getattr(DEFAULT_LIMITS, k), 1)
+        limits=Limits(**{k: _number(c, limits, ("limits", k), "int", getattr(DEFAULT_LIMITS, k))
                          for k in sorted(_LIMITS)}),
     )
+
+
+def _number(c: Checker, table: Mapping[str, Any], key: KeyPath, kind: str,
+            default: float | None) -> Any:
+    """A numeric key, finite and within its RANGES entry."""
+    low, high = RANGES[(str(key[0]), str(key[-1]))]
+    return c.get(table, key, kind, default, low, high)
 
 
 def _workloads(c: Checker, top: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,11 +129,12 @@ def _workloads(c: Checker, top: Mapping[str, Any]) -> dict[str, Any]:
 def _signals(c: Checker, sig: Mapping[str, Any]) -> SignalConfig:
     d = SignalConfig()
     return SignalConfig(
-        incident_count=c.get(sig, ("signals", "incident_count"), "int", d.incident_count, 0),
-        incident_age_hours=c.get(sig, ("signals", "incident_age_hours"), "num",
-                                 d.incident_age_hours, 0),
-        nudge_count=c.get(sig, ("signals", "nudge_count"), "int", d.nudge_count, 0),
-        nudge_age_hours=c.get(sig, ("signals", "nudge_age_hours"), "num", d.nudge_age_hours, 0),
+        incident_count=_number(c, sig, ("signals", "incident_count"), "int", d.incident_count),
+        incident_age_hours=_number(c, sig, ("signals", "incident_age_hours"), "num",
+                                   d.incident_age_hours),
+        nudge_count=_number(c, sig, ("signals", "nudge_count"), "int", d.nudge_count),
+        nudge_age_hours=_number(c, sig, ("signals", "nudge_age_hours"), "num",
+                                d.nudge_age_hours),
     )
 
 
@@ -146,9 +143,9 @@ def _retention(c: Checker, top: Mapping[str, Any],
     t = c.table(top, ("retention",), {"days", "audit_days", "batch"})
     d = PrunerConfig()
     return PrunerConfig(
-        days=c.get(t, ("retention", "days"), "num", d.days, 0.0001),
-        audit_days=c.get(t, ("retention", "audit_days"), "num", d.audit_days, 0.0001),
-        batch=c.get(t, ("retention", "batch"), "int", d.batch, 1),
+        days=_number(c, t, ("retention", "days"), "num", d.days),
+        audit_days=_number(c, t, ("retention", "audit_days"), "num", d.audit_days),
+        batch=_number(c, t, ("retention", "batch"), "int", d.batch),
         capabilities={n: cap.retention_days for n, cap in caps.items()
                       if cap.retention_days is not None})
 
@@ -167,18 +164,18 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         raise c.error((*k, "producers"), "must be an array of tables ([[...producers]])")
     return CapabilityConfig(
         name=name, handler=handler, mode=mode,
-        concurrency=c.get(t, (*k, "concurrency"), "int", 1, 1),
-        tick_minutes=c.get(t, (*k, "tick_minutes"), "num", 5, 0.01),
-        max_running=c.get(t, (*k, "max_running"), "int", None, 0),
-        max_parked=c.get(t, (*k, "max_parked"), "int", None, 0),
-        daily_new=c.get(t, (*k, "daily_new"), "int", None, 0),
-        lease_seconds=c.get(t, (*k, "lease_seconds"), "int", None, 1),
-        timeout_seconds=c.get(t, (*k, "timeout_seconds"), "num", None, 0.001),
-        approval_ttl_hours=c.get(t, (*k, "approval_ttl_hours"), "num", None, 0.0003),
-        max_attempts=c.get(t, (*k, "max_attempts"), "int", None, 1),
-        retry_base_seconds=c.get(t, (*k, "retry_base_seconds"), "int", None, 0),
+        concurrency=_number(c, t, (*k, "concurrency"), "int", 1),
+        tick_minutes=_number(c, t, (*k, "tick_minutes"), "num", 5),
+        max_running=_number(c, t, (*k, "max_running"), "int", None),
+        max_parked=_number(c, t, (*k, "max_parked"), "int", None),
+        daily_new=_number(c, t, (*k, "daily_new"), "int", None),
+        lease_seconds=_number(c, t, (*k, "lease_seconds"), "int", None),
+        timeout_seconds=_number(c, t, (*k, "timeout_seconds"), "num", None),
+        approval_ttl_hours=_number(c, t, (*k, "approval_ttl_hours"), "num", None),
+        max_attempts=_number(c, t, (*k, "max_attempts"), "int", None),
+        retry_base_seconds=_number(c, t, (*k, "retry_base_seconds"), "int", None),
         timezone=_cap_timezone(c, t, k),
-        retention_days=c.get(t, (*k, "retention_days"), "num", None, 0.0001),
+        retention_days=_number(c, t, (*k, "retention_days"), "num", None),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )

@@ -9,8 +9,11 @@ figures (read at scrape time, with a timeout) and the in-process handler duratio
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import socket
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import (
@@ -44,6 +47,46 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def bind_listen(listen: str) -> list[socket.socket]:
+    """Bind `host:port` now, listening but not yet served, so a busy or unusable address
+    fails start-up before anything is written; ObservabilityServer serves these sockets.
+    ConfigError (one line naming the address) when it cannot."""
+    host, port = parse_listen(listen)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)):
+            if (sock := _bind(family, kind, proto, address)) is not None:
+                sockets.append(sock)
+        if not sockets:
+            raise OSError(errno.EADDRNOTAVAIL, "no address to bind")
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        raise ConfigError(f"cannot serve /healthz and /metrics on {host}:{port} "
+                          f"({exc.strerror or exc})") from None
+    return sockets
+
+
+def _bind(family: int, kind: int, proto: int, address: Any) -> socket.socket | None:
+    """A listening socket on `address`; None when it is IPv6 and the host has IPv6 off
+    (skipped, as asyncio's create_server does)."""
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:  # as asyncio does: ::1 and 127.0.0.1 apart
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRNOTAVAIL and family == socket.AF_INET6:
+            return None
+        raise
+    return sock
+
+
 def database_check(queue: TaskQueue) -> HealthCheck:
     """Fails when the database does not answer a query."""
     async def check() -> str | None:
@@ -72,8 +115,11 @@ class ObservabilityServer:
     def __init__(self, queue: TaskQueue, listen: str, *,
                  signal_config: SignalConfig | None = None,
                  checks: Mapping[str, HealthCheck] | None = None,
-                 timeout: float = SCRAPE_TIMEOUT) -> None:
+                 timeout: float = SCRAPE_TIMEOUT,
+                 sockets: Sequence[socket.socket] = ()) -> None:
         self.host, self.port = parse_listen(listen)
+        # Bound ahead by bind_listen (start serves them), else bound by start itself.
+        self.sockets = list(sockets)
         self.registry = CollectorRegistry(auto_describe=False)
         self.collector = QueueCollector(queue, signal_config, timeout=timeout)
         self.registry.register(self.collector)
@@ -94,7 +140,17 @@ class ObservabilityServer:
         app.router.add_get("/metrics", self._metrics)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        if self.sockets:
+            for sock in self.sockets:
+                await web.SockSite(self._runner, sock).start()
+            self.port = self.sockets[0].getsockname()[1]
+            self.sockets = []  # the server owns them now
+        else:
+            await self._start_tcp(self._runner)
+        log.info("http: serving /healthz and /metrics on %s:%d", self.host, self.port)
+
+    async def _start_tcp(self, runner: web.AppRunner) -> None:
+        site = web.TCPSite(runner, self.host, self.port)
         try:
             await site.start()
         except OSError as exc:
@@ -104,9 +160,11 @@ class ObservabilityServer:
         server = site._server
         if self.port == 0 and server is not None:  # an ephemeral port (tests)
             self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-        log.info("http: serving /healthz and /metrics on %s:%d", self.host, self.port)
 
     async def stop(self) -> None:
+        for sock in self.sockets:  # bound, never served: a start-up that failed later
+            sock.close()
+        self.sockets = []
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -9,21 +9,12 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from taskqueue.runtime.periods import canonical_period, period_of
 from taskqueue.runtime.worker import default_worker_name
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import JSON, Enqueued
 
 log = logging.getLogger("signoff.producer")
-
-
-def period_of(when: datetime, period: str) -> str:
-    """The period a run belongs to: 2026-12-01 (day), 2026-12-01T02 (hour), 2026-W49 (week)."""
-    if period == "hour":
-        return when.strftime("%Y-%m-%dT%H")
-    if period == "week":
-        year, week, _ = when.isocalendar()
-        return f"{year}-W{week:02d}"
-    return when.date().isoformat()
 
 
 @dataclass
@@ -116,9 +107,11 @@ class ProducerJob:
 
     async def run_once(self, fired_at: datetime | None = None, *,
                        period: str | None = None) -> ProducerReport:
-        """Run for the period of `fired_at` (or the `period` named), once per period."""
+        """Run for the period of `fired_at` (or the `period` named, in any spelling
+        `canonical_period` reads; BadInput when it names no such period), once per period."""
         when = (fired_at or datetime.now(self.tz)).astimezone(self.tz)
-        period = period or period_of(when, self.period)
+        period = (period_of(when, self.period) if period is None
+                  else canonical_period(period, self.period))
         run = await self.queue.producer_run_begin(self.capability, self.name, period,
                                                   self.runner, lease=self.lease)
         if run is None:

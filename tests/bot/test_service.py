@@ -6,14 +6,18 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from bot.service import Service
 from taskqueue import Status, TaskQueue, load_config
+from tests.taskqueue.cli_helpers import count
 from tests.taskqueue.worker_helpers import ROOT, wait_for, wait_status
 
 H = "tests.taskqueue.handlers_for_tests"
@@ -159,6 +163,110 @@ async def test_a_bad_config_stops_the_service_before_anything_starts(
     assert code == 1
     assert f"{bad}, line 17: capabilities.cv.mode: must be one of" in text
     assert "database:" not in text and "Traceback" not in text
+
+
+def _run_bot(config: Path, dsn: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("TELEGRAM_", "SIGNOFF_"))}
+    return subprocess.run([sys.executable, "-m", "bot", "--config", str(config)], cwd=ROOT,
+                          env=clean | {"DATABASE_URL": dsn} | env, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def _tables(dsn: str) -> int:
+    return count(dsn, "SELECT count(*) FROM information_schema.tables "
+                      "WHERE table_schema = 'public'")
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port on 127.0.0.1 someone else listens on."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        yield other.getsockname()[1]
+
+
+def test_a_busy_http_port_stops_the_service_before_anything_is_written(
+        dsn: str, empty_dsn: str, tmp_path: Path, busy_port: int) -> None:
+    config = tmp_path / "busy.toml"
+    config.write_text(f'[http]\nlisten = "127.0.0.1:{busy_port}"\n\n' + CONFIG)
+    for db in (dsn, empty_dsn):
+        done = _run_bot(config, db)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr == (f"signoff: cannot serve /healthz and /metrics on "
+                               f"127.0.0.1:{busy_port} (Address already in use)\n")
+    assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+    assert _tables(empty_dsn) == 0  # not even migrated
+
+
+@pytest.mark.parametrize(("env", "said"), [
+    ({"TELEGRAM_BOT_TOKEN": "123:abc"}, "TELEGRAM_CHAT_ID is missing"),
+    ({"TELEGRAM_BOT_TOKEN": "123:abc", "TELEGRAM_CHAT_ID": "-1", "TELEGRAM_ALLOWED_USER_IDS": "x"},
+     "TELEGRAM_ALLOWED_USER_IDS must be positive numbers"),
+    ({"TELEGRAM_BOT_TOKEN": "123:abc", "TELEGRAM_CHAT_ID": "-1", "TELEGRAM_ALLOWED_USER_IDS": "7",
+      "TELEGRAM_WEBHOOK_URL": "https://bot.example.com/tg", "TELEGRAM_WEBHOOK_PORT": "{port}"},
+     "cannot listen for the Telegram webhook on 127.0.0.1:{port}"),
+])
+def test_a_bad_telegram_setting_stops_the_service_before_anything_is_written(
+        dsn: str, empty_dsn: str, config_file: Path, busy_port: int, env: dict[str, str],
+        said: str) -> None:
+    env = {k: v.format(port=busy_port) for k, v in env.items()}
+    for db in (dsn, empty_dsn):
+        done = _run_bot(config_file, db, **env)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and said.format(port=busy_port) in lines[0], done.stderr
+    assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+    assert _tables(empty_dsn) == 0
+
+
+def test_a_workloads_failing_settings_check_stops_the_service_before_anything_is_written(
+        dsn: str, empty_dsn: str, tmp_path: Path) -> None:
+    config = tmp_path / "briefing.toml"
+    config.write_text(CONFIG + """
+[capabilities.briefing]
+handler = "workloads.briefing.handler:handle"
+max_running = 1
+
+[[capabilities.briefing.producers]]
+name = "daily"
+function = "workloads.briefing.producer:daily"
+cron = "30 7 * * *"
+
+[workloads.briefing]
+max_items = 99
+""")
+    for db in (dsn, empty_dsn):
+        done = _run_bot(config, db)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and "workloads.briefing.max_items" in lines[0], done.stderr
+    assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+    assert _tables(empty_dsn) == 0
+
+
+async def test_the_service_serves_on_the_address_it_bound_and_writes_the_caps(
+        dsn: str, tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "http.toml"
+    config.write_text(f'[http]\nlisten = "127.0.0.1:{port}"\n\n' + CONFIG)
+    service = Service(load_config(config, env={}), dsn=dsn, telegram=None)
+    await service.start()
+    try:
+        assert service.http is not None and service.http.port == port
+        async with aiohttp.ClientSession() as session, \
+                session.get(f"http://127.0.0.1:{port}/healthz") as response:
+            body = await response.json()
+        assert body["checks"]["database"] == "ok" and body["checks"]["scheduler"] == "ok"
+    finally:
+        await service.stop()
+    assert count(dsn, "SELECT max_running FROM capabilities WHERE capability = 'mail'") == 2
+    with socket.socket() as again:  # stop released the address
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))
 
 
 async def _logged(path: Path, text: str) -> bool:

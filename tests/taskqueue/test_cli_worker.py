@@ -16,10 +16,11 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from taskqueue import ConfigError, TaskQueue, load_config
+from taskqueue import ConfigError, ObservabilityServer, TaskQueue, bind_listen, load_config
 from taskqueue.cli.main import build_parser, main
 from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
+from tests.taskqueue.cli_helpers import Cli, check_failed, count
 from tests.taskqueue.worker_helpers import spawn_worker, wait_status
 
 H = "tests.taskqueue.handlers_for_tests"
@@ -114,6 +115,45 @@ async def test_a_worker_serves_health_and_metrics_on_its_own_port(
     counts = {s.labels.get("outcome"): s.value for f in text_string_to_metric_families(text)
               for s in f.samples if s.name == "signoff_handler_duration_seconds_count"}
     assert counts == {"done": 1}
+
+
+def test_a_busy_metrics_port_stops_the_worker_before_the_caps_are_written(
+        tmp_path: Path, dsn: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f"[capabilities.mail]\nhandler = '{H}:quick'\nmax_running = 1\n")
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        done = Cli(dsn)("worker", "--capability", "mail", "--config", str(path),
+                        "--metrics-listen", f"127.0.0.1:{port}")
+    assert check_failed(done, 1) == (f"signoff: cannot serve /healthz and /metrics on "
+                                     f"127.0.0.1:{port} (Address already in use)")
+    assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+    # On a free port the caps are written and the port served (the two tests above).
+    done = Cli(dsn)("worker", "--capability", "mail", "--config", str(path),
+                    "--handler", "no:pe", "--metrics-listen", f"127.0.0.1:{port}")
+    assert "cannot import" in check_failed(done, 1)  # a handler is checked first too
+    assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+
+
+async def test_a_bound_address_is_served_once_started_and_released_when_never_served(
+        queue: TaskQueue) -> None:
+    sockets = bind_listen("127.0.0.1:0")
+    port = sockets[0].getsockname()[1]
+    with pytest.raises(ConfigError, match=f"on 127.0.0.1:{port} .Address already in use"):
+        bind_listen(f"127.0.0.1:{port}")
+    server = ObservabilityServer(queue, f"127.0.0.1:{port}", sockets=sockets)
+    await server.start()
+    try:
+        assert server.port == port
+        status, _, body = await get(f"http://127.0.0.1:{port}/healthz")
+        assert status == 200 and '"database": "ok"' in body
+    finally:
+        await server.stop()
+    unserved = bind_listen(f"127.0.0.1:{port}")  # stop released it
+    await ObservabilityServer(queue, f"127.0.0.1:{port}", sockets=unserved).stop()
+    assert all(sock.fileno() == -1 for sock in unserved)
 
 
 async def test_a_bad_metrics_address_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

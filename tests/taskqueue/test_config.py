@@ -9,6 +9,7 @@ import pytest
 
 from taskqueue import ConfigError, TaskQueue, apply_capabilities, load_config
 from taskqueue.config.checker import key_lines
+from taskqueue.config.model import RANGES
 
 ROOT = Path(__file__).resolve().parents[2]
 H = "tests.taskqueue.handlers_for_tests"
@@ -152,3 +153,45 @@ def test_publish_path_exposes_the_config_file_to_handlers(tmp_path: Path,
     path = write(tmp_path, "timezone = 'UTC'\n")
     publish_path(load_config(path, env={}))
     assert os.environ["SIGNOFF_CONFIG"] == str(path.resolve())
+
+
+def _one_key(section: str, key: str, value: object) -> str:
+    if section == "capabilities":
+        return f"[capabilities.a]\nhandler = '{H}:quick'\n{key} = {value}\n"
+    return f"[{section}]\n{key} = {value}\n"
+
+
+def _toml(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+@pytest.mark.parametrize(("section", "key"), sorted(RANGES))
+def test_each_numeric_key_loads_at_both_ends_of_its_range_and_not_past_them(
+        tmp_path: Path, section: str, key: str) -> None:
+    low, high = RANGES[(section, key)]
+    whole = isinstance(low, int) and isinstance(high, int) and key not in _FRACTIONAL
+    for value in (low, high):
+        load_config(write(tmp_path, _one_key(section, key, _toml(value))), env={})
+    line = 3 if section == "capabilities" else 2
+    shown = f"{section}.a.{key}" if section == "capabilities" else f"{section}.{key}"
+    past = ([low - 1, high + 1] if whole else [low / 2 if low > 0 else -0.5, high * 2])
+    for value in [*past, "nan", "inf", "-inf"]:
+        text = _one_key(section, key, value if isinstance(value, str) else _toml(value))
+        with pytest.raises(ConfigError) as err:
+            load_config(write(tmp_path, text), env={})
+        assert str(err.value).startswith(f"{tmp_path / 'signoff.toml'}, line {line}: {shown}: ")
+
+
+# Keys read as numbers (a float is fine) whose range ends happen to be whole.
+_FRACTIONAL = {"interval_minutes", "orphan_after_seconds", "incident_age_hours",
+               "nudge_age_hours", "check_minutes", "poll_interval_seconds", "grace_seconds",
+               "days", "audit_days", "tick_minutes", "timeout_seconds", "approval_ttl_hours",
+               "retention_days"}
+
+
+def test_the_ranges_are_documented() -> None:
+    doc = (ROOT / "docs" / "semantics.md").read_text()
+    for (section, key), (low, high) in RANGES.items():
+        table = "capabilities.NAME" if section == "capabilities" else section
+        row = f"| `[{table}] {key}` | {low:,} | {high:,} |".replace(",", " ")
+        assert row in doc, row
