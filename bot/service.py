@@ -7,7 +7,9 @@ Each part logs one line as it starts. The Telegram channel plugs in through one 
 and the workers run, so it may use `service.queue`, `service.config` (its own table is
 `service.config.sections["telegram"]`) and `service.scheduler.set_check("nudge_digest",
 body)`. Its `stop()` is awaited on shutdown after the workers stopped and before the
-database pool closes.
+database pool closes. A part that keeps a `health` (a taskqueue ChannelReport) is added to
+/healthz under its name, and one whose `started` event is not set after `start()` (the Bot
+API has not answered yet) is logged as retrying, not started.
 """
 
 from __future__ import annotations
@@ -195,7 +197,15 @@ class Service:
             return
         await part.start()
         self.telegram = part
-        log.info("telegram: started")
+        health = getattr(part, "health", None)  # a ChannelReport, when the part keeps one
+        if health is not None and self.http is not None:
+            self.http.add_channel(health)
+        started = getattr(part, "started", None)
+        if isinstance(started, asyncio.Event) and not started.is_set():
+            log.warning("telegram: retrying (the Bot API has not answered yet); approvals "
+                        "wait in the outbox")
+        else:
+            log.info("telegram: started")
 
     def request_stop(self) -> None:
         """Begin a graceful stop (the SIGTERM/SIGINT handler)."""

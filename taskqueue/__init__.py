@@ -34,6 +34,7 @@ from taskqueue.errors import (
     run_main,
 )
 from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
 from taskqueue.maintenance.endpoints import (
     HealthCheck,
     ObservabilityServer,
@@ -45,6 +46,15 @@ from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
+from taskqueue.redact import (
+    MASK,
+    RedactingFilter,
+    redact,
+    secret_register,
+    secret_register_dsn,
+    secret_register_env,
+    secret_register_environment,
+)
 from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
 from taskqueue.runtime.gate import (
     ActionUncertain,
@@ -108,9 +118,11 @@ __all__ = [
     "APPROVALS_CHANNEL",
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "MASK",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
+    "UNREACHABLE_AFTER",
     "ActionUncertain",
     "AlertReport",
     "AlreadyActed",
@@ -124,6 +136,8 @@ __all__ = [
     "Capability",
     "CapabilityConfig",
     "CapabilityRun",
+    "ChannelHealth",
+    "ChannelReport",
     "Checkpoint",
     "Completion",
     "Config",
@@ -171,6 +185,7 @@ __all__ = [
     "ReapReport",
     "Reaper",
     "ReaperConfig",
+    "RedactingFilter",
     "Release",
     "Releasing",
     "Signal",
@@ -211,9 +226,14 @@ __all__ = [
     "read_signals",
     "read_stats",
     "reaper_check",
+    "redact",
     "rename_points",
     "resolve_dsn",
     "run_main",
     "run_slice",
+    "secret_register",
+    "secret_register_dsn",
+    "secret_register_env",
+    "secret_register_environment",
     "workload_section",
 ]

@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import psycopg
 
+from taskqueue.redact import redact
+
 
 class SignoffError(Exception):
     """Signoff failed."""
@@ -125,8 +127,9 @@ def one_line(exc: BaseException) -> str:
 
 def error_line(exc: BaseException) -> str:
     """A Signoff error as one terminal-safe line: the whole message, with newlines and
-    control characters a value from the database or the user may carry escaped."""
-    text = printable(str(exc).strip() or type(exc).__name__)
+    control characters a value from the database or the user may carry escaped, and every
+    registered secret masked."""
+    text = printable(redact(str(exc).strip()) or type(exc).__name__)
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS - 1] + "…"
 
 
@@ -140,7 +143,7 @@ def run_main(main: Callable[[], int], prog: str = "signoff") -> int:
     except psycopg.Error as exc:
         # A value the database refuses or a server that went away mid-call: still one
         # line and exit 1, as the contract promises.
-        print(f"{prog}: database error: {printable(one_line(exc))}", file=sys.stderr)
+        print(f"{prog}: database error: {printable(redact(one_line(exc)))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

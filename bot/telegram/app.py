@@ -11,7 +11,7 @@ import socket
 from datetime import timedelta
 from typing import Any
 
-from telegram.error import InvalidToken, NetworkError
+from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
 from bot.telegram.courier import Courier, RetryPolicy, describe
@@ -19,8 +19,16 @@ from bot.telegram.delivery import TelegramChannel
 from bot.telegram.deps import KEY, Deps
 from bot.telegram.digest import NudgeDigest
 from bot.telegram.handlers import bot_commands, register
+from bot.telegram.health import ReportingRequest
 from bot.telegram.settings import TelegramSettings
-from taskqueue import ConfigError, SignalConfig, TaskQueue
+from taskqueue import (
+    UNREACHABLE_AFTER,
+    ChannelHealth,
+    ConfigError,
+    SignalConfig,
+    TaskQueue,
+    secret_register,
+)
 
 log = logging.getLogger("signoff.telegram")
 
@@ -33,11 +41,17 @@ RECONNECT_SECONDS = 15.0
 ALLOWED_UPDATES = ["message", "callback_query"]
 
 
-def build_application(settings: TelegramSettings) -> Application:
-    """A PTB Application pointed at `{api_base_url}/bot`; updates handled concurrently."""
+def build_application(settings: TelegramSettings,
+                      health: ChannelHealth | None = None) -> Application:
+    """A PTB Application pointed at `{api_base_url}/bot`; updates handled concurrently;
+    every request reported to `health` (PTB's own pool sizes: 256, and 1 for getUpdates)."""
     assert settings.token
+    health = health or ChannelHealth("telegram")
     return (ApplicationBuilder().token(settings.token)
             .base_url(settings.base_url).base_file_url(settings.base_file_url)
+            .request(ReportingRequest(health, connection_pool_size=256))
+            .get_updates_request(ReportingRequest(health, retry_unauthorized=True,
+                                                  connection_pool_size=1))
             .concurrent_updates(8).job_queue(None).build())
 
 
@@ -48,11 +62,14 @@ class TelegramBot:
                  signal_config: SignalConfig | None = None, policy: RetryPolicy | None = None,
                  poll_timeout: float = 10.0, outbox_poll: float = 30.0,
                  sender_name: str | None = None, digest_max_items: int = 30,
-                 reconnect: float = RECONNECT_SECONDS) -> None:
+                 reconnect: float = RECONNECT_SECONDS,
+                 unreachable_after: float = UNREACHABLE_AFTER) -> None:
         settings.check()
         assert settings.chat_id is not None
         self.settings, self.queue = settings, queue
-        self.application = build_application(settings)
+        # What /healthz reads: unauthorized at once, unreachable after `unreachable_after` s.
+        self.health = ChannelHealth("telegram", unreachable_after=unreachable_after)
+        self.application = build_application(settings, self.health)
         self.courier = Courier(self.application.bot, policy)
         self.sender = TelegramChannel(queue, self.courier, settings.chat_id, poll=outbox_poll,
                                       name=sender_name)
@@ -65,6 +82,7 @@ class TelegramBot:
         # Registered with setWebhook at every start, so a fresh random one is as good as a
         # configured one unless something else must know it.
         self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
+        secret_register(settings.token, self.webhook_secret)
         self.started = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -81,9 +99,9 @@ class TelegramBot:
             await self.stop()  # the caller will not: close the HTTP clients before failing
             raise
         except NetworkError as exc:
-            log.warning("Telegram is unreachable (%s); retrying every %.0fs in the background. "
-                        "Approvals wait in the notification outbox until it is back.",
-                        describe(exc), self.reconnect)
+            log.warning("telegram: retrying: the Bot API is unreachable (%s); trying again "
+                        "every %gs in the background. Approvals wait in the notification "
+                        "outbox until it answers.", describe(exc), self.reconnect)
             self._tasks.append(asyncio.create_task(self._connect_later()))
 
     async def _connect(self) -> None:
@@ -109,7 +127,8 @@ class TelegramBot:
         assert updater is not None
         if not s.webhook:
             await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
-                                        allowed_updates=ALLOWED_UPDATES)
+                                        allowed_updates=ALLOWED_UPDATES,
+                                        error_callback=polling_failed)
             return "mode=polling"
         try:
             # Before setWebhook points Telegram at us; getaddrinfo may resolve a name.
@@ -132,7 +151,8 @@ class TelegramBot:
                 await self._connect()
                 return
             except NetworkError as exc:
-                log.warning("Telegram still unreachable: %s", describe(exc))
+                log.warning("telegram: retrying: the Bot API is still unreachable (%s)",
+                            describe(exc))
             except ConfigError as exc:
                 log.error("%s", exc)
                 return
@@ -151,6 +171,11 @@ class TelegramBot:
             await app.shutdown()
         await app.bot.shutdown()  # its HTTP clients stay open when getMe failed at start
         log.info("telegram bot stopped")
+
+
+def polling_failed(exc: TelegramError) -> None:
+    """PTB retries getUpdates with backoff (up to 30 s); one line each, no traceback."""
+    log.warning("telegram: retrying: getUpdates failed (%s)", describe(exc))
 
 
 def check_listen(host: str, port: int) -> None:

@@ -17,7 +17,7 @@ from bot.telegram.settings import (
     DEFAULT_DIGEST_TIMES,
     TelegramSettings,
 )
-from taskqueue import Config, ConfigChecker, ConfigError
+from taskqueue import Config, ConfigChecker, ConfigError, secret_register
 
 KeyPath = tuple[str | int, ...]
 _KEYS = {"chat_id", "allowed_user_ids", "api_base_url", "digest", "digest_max_items",
@@ -52,6 +52,8 @@ def parse(top: Mapping[str, Any], c: ConfigChecker, env: Mapping[str, str],
     """The [telegram] section, then TELEGRAM_CHAT_ID, TELEGRAM_ALLOWED_USER_IDS,
     TELEGRAM_API_BASE_URL, TELEGRAM_DIGEST_TIMES and TELEGRAM_WEBHOOK_URL/_LISTEN/_PORT
     over it."""
+    # Masked in every log line, error and message of the process from here on.
+    secret_register(env.get("TELEGRAM_BOT_TOKEN"), env.get("TELEGRAM_WEBHOOK_SECRET"))
     raw = top.get("telegram", {})
     if not isinstance(raw, Mapping):
         raise c.error(("telegram",), "must be a table")

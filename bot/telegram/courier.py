@@ -21,7 +21,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 
 from bot.telegram.render import MAX_TEXT, caption, escape
-from taskqueue import Attachment
+from taskqueue import Attachment, redact
 
 log = logging.getLogger("signoff.telegram")
 
@@ -79,7 +79,10 @@ class Courier:
     async def text(self, chat_id: int, html: str, *,
                    markup: InlineKeyboardMarkup | None = None,
                    reply_to: int | None = None) -> Message:
-        """Send an HTML message; text past Telegram's limit goes as a document instead."""
+        """Send an HTML message; text past Telegram's limit goes as a document instead.
+        Registered secrets (a token in a task's error, say) are masked, as in every
+        message this courier sends."""
+        html = redact(html)
         if len(html) > MAX_TEXT:
             return await self.document(chat_id, html.encode("utf-8"), "message.html",
                                        "The message was too long; here it is as a file.",
@@ -93,7 +96,7 @@ class Courier:
                        markup: InlineKeyboardMarkup | None = None) -> Message:
         """Send bytes as a document with a caption (cut to the caption limit)."""
         return await self.call("sendDocument", lambda: self.bot.send_document(
-            chat_id, InputFile(data, filename=filename), caption=caption(note),
+            chat_id, InputFile(data, filename=filename), caption=caption(redact(note)),
             reply_markup=markup, reply_parameters=_reply(reply_to)))
 
     async def attachment(self, chat_id: int, item: Attachment, *,
@@ -126,7 +129,7 @@ class Courier:
         """Replace a message's text and remove its buttons; an unchanged message is fine."""
         try:
             await self.call("editMessageText", lambda: self.bot.edit_message_text(
-                html[:MAX_TEXT], chat_id=chat_id, message_id=message_id,
+                redact(html)[:MAX_TEXT], chat_id=chat_id, message_id=message_id,
                 parse_mode=ParseMode.HTML, link_preview_options=_NO_PREVIEW))
         except BadRequest as exc:
             if "not modified" in exc.message.lower():

@@ -22,7 +22,7 @@ from bot.telegram.deps import Deps, deps, who
 from bot.telegram.render import escape
 from bot.telegram.store import CHANNEL
 from bot.telegram.views import COMMANDS, HELP, queue_text, signals_text, task_text
-from taskqueue import SignoffError, read_signals
+from taskqueue import SignoffError, read_signals, redact
 
 log = logging.getLogger("signoff.telegram.handlers")
 
@@ -44,7 +44,7 @@ async def _allowed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Deps |
 async def _reply(update: Update, text: str) -> None:
     message = update.effective_message
     assert message is not None
-    await message.reply_html(text, do_quote=False)
+    await message.reply_html(redact(text), do_quote=False)  # an error may quote a secret
 
 
 def _task_id(context: ContextTypes.DEFAULT_TYPE) -> int | None:
@@ -137,9 +137,10 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat_id = deps(context).settings.chat_id
     if chat_id is None or error is None:
         return
+    what = html.escape(redact(describe(error)))
     try:
         await context.bot.send_message(
-            chat_id, f"⚠️ The bot hit an error: <code>{html.escape(describe(error))}</code>. "
+            chat_id, f"⚠️ The bot hit an error: <code>{what}</code>. "
             "Details are in the service log.", parse_mode="HTML")
     except TelegramError as exc:
         log.warning("could not tell the operator about the error: %s", describe(exc))

@@ -9,15 +9,16 @@ from bot.telegram.config import from_config
 from taskqueue import ConfigError
 
 
-def create_part(service: Any) -> TelegramBot | None:
-    """The TelegramBot for `service` (a bot.service.Service), or None when Telegram is off.
+def create_part(service: Any, **options: Any) -> TelegramBot | None:
+    """The TelegramBot for `service` (a bot.service.Service), or None when Telegram is off;
+    `options` go to TelegramBot (tests shorten `reconnect` and `unreachable_after`).
 
     Raises ConfigError when the token is set but the chat id or the allow list is missing
     or malformed; `start()` raises it when Telegram rejects the token.
     """
     settings = from_config(service.config)
     bot = telegram_bot(settings, service.queue, signal_config=service.config.signals,
-                       digest_max_items=settings.digest_max_items)
+                       digest_max_items=settings.digest_max_items, **options)
     if bot is None:
         return None
     if service.scheduler is not None and settings.digest:

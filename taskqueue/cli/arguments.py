@@ -30,3 +30,20 @@ def cap_value(text: str) -> int | None:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more (or 'none'), not {text}")
     return value
+
+
+# The longest age a retention run accepts: a century (PostgreSQL's intervals hold more, but
+# nothing older can exist and a larger number is a typo).
+MAX_DAYS = 36500
+
+
+def positive_days(text: str) -> float:
+    """A positive number of days (fractions allowed), at most MAX_DAYS."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= MAX_DAYS:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(
+            f"must be a number of days, more than 0 and at most {MAX_DAYS}, not {text!r}")
+    return value

@@ -56,7 +56,10 @@ async def open_queue(max_size: int = 1, limits: Limits | None = None
 
 async def migrate_cmd(args: Any) -> int:
     applied = await migrate(resolve_dsn())
-    print("applied " + ", ".join(applied) if applied else "up to date")
+    if args.json:
+        out.print_json({"applied": applied})
+    else:
+        print("applied " + ", ".join(applied) if applied else "up to date")
     return 0
 
 
@@ -80,6 +83,9 @@ async def enqueue_cmd(args: Any) -> int:
         await write_configured_settings(queue, config, args.capability)
     if warning:
         print(warning, file=sys.stderr)
+    if args.json:
+        out.print_json([{"id": item.id, "created": item.created} for item in done])
+        return 0
     for item in done:
         print(item.id)
     return 0
@@ -120,11 +126,11 @@ async def park_cmd(args: Any) -> int:
         approval = await queue.task_park(args.id, args.worker, args.question, claim=args.claim,
                                          request=request, attachments=files,
                                          expires_in=args.expires_in)
-    if args.json:
+    if args.json:  # one document, its "id" the approval's
         out.print_json(approval.to_json())
-    else:
-        print(f"task {args.id} parked: {out.safe(approval.question)} "
-              f"(expires {out.when(approval.expires_at)})")
+        return 0
+    print(f"task {args.id} parked: {out.safe(approval.question)} "
+          f"(expires {out.when(approval.expires_at)})")
     print(approval.id)
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -20,6 +21,9 @@ from taskqueue.errors import one_line, printable, run_main
 from taskqueue.runtime.process import configure_logging, log_options
 
 EXIT_USAGE = 2
+# Output cut short by a reader that closed the pipe (`signoff ls | head -1`): the status a
+# shell reports for a tool that SIGPIPE ended (128 + 13), as `yes | head -1` gives.
+EXIT_CLOSED_PIPE = 141
 # Packages add subcommands here: each entry point is an `add_parser(subparsers)` callable.
 COMMANDS_GROUP = "signoff.commands"
 
@@ -65,6 +69,7 @@ def _chosen(parser: argparse.ArgumentParser, parsed: argparse.Namespace
 
 def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("migrate", help="apply pending migrations")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd.migrate_cmd)
 
     p = sub.add_parser("enqueue", help="add a task (or a JSONL batch)")
@@ -81,6 +86,8 @@ def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
     p.add_argument("--config", metavar="FILE",
                    help="config file (default $SIGNOFF_CONFIG): the capability's settings "
                         "in it are written before the task is enqueued")
+    p.add_argument("--json", action="store_true",
+                   help="print [{id, created}, ...] instead of one id a line")
     p.set_defaults(func=cmd.enqueue_cmd)
 
 
@@ -91,6 +98,7 @@ def _add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     p.add_argument("--lease", type=positive, metavar="SECONDS",
                    help="how long the claim holds without a heartbeat "
                         "(default: the capability's)")
+    p.add_argument("--json", action="store_true", help="accepted: the output is always JSON")
     p.set_defaults(func=cmd.claim_cmd)
 
     def fenced(name: str, help_: str) -> argparse.ArgumentParser:
@@ -233,17 +241,34 @@ def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns (and exits with) its documented exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    level = logging.WARNING - 10 * min(args.verbose, 2)
     try:
-        log_format, level = log_options(getattr(args, "log_format", None),
-                                        getattr(args, "log_level", None), level)
-    except ValueError as exc:
-        parser.error(str(exc))
-    configure_logging(level, log_format)
-    code = _run(args)
-    sys.stdout.flush()
+        args = parser.parse_args(argv)  # --help into a closed pipe: exit 0
+        level = logging.WARNING - 10 * min(args.verbose, 2)
+        try:
+            log_format, level = log_options(getattr(args, "log_format", None),
+                                            getattr(args, "log_level", None), level)
+        except ValueError as exc:
+            parser.error(str(exc))
+        configure_logging(level, log_format)
+        code = _run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return closed_pipe()
     return code
+
+
+def closed_pipe() -> int:
+    """The reader of stdout went away: stop quietly with EXIT_CLOSED_PIPE. What is still
+    buffered goes to /dev/null, so the interpreter's last flush cannot fail again and
+    print a traceback (the recipe of Python's signal documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (a test's StringIO)
+        pass
+    finally:
+        os.close(devnull)
+    return EXIT_CLOSED_PIPE
 
 
 def _run(args: Any) -> int:

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from taskqueue.cli.app_dir import add_app_dir, use_app_dir
-from taskqueue.cli.arguments import positive
+from taskqueue.cli.arguments import positive_days
 from taskqueue.cli.commands import open_queue
 from taskqueue.cli.output import print_json, safe
 from taskqueue.config.settings import load_config
@@ -42,8 +42,9 @@ async def prune_cmd(args: Any) -> int:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prune", help="delete old finished tasks now (retention)")
-    p.add_argument("--older-than", type=positive, metavar="DAYS",
-                   help="finished longer ago than this (default: the config's ages)")
+    p.add_argument("--older-than", type=positive_days, metavar="DAYS",
+                   help="finished more than DAYS days ago (a number of days, fractions "
+                        "allowed: 0.5 is twelve hours; default: the config's ages)")
     p.add_argument("--capability", metavar="CAP", help="only this capability")
     p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
     p.add_argument("--json", action="store_true")

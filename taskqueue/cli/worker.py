@@ -31,10 +31,16 @@ from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.worker")
 
+WORKER_DESCRIPTION = (
+    "Run a worker pool for one or more capabilities until SIGTERM or SIGINT. It has no "
+    "--json: it prints no document, only log lines on stderr (one per task transition); "
+    "read what it did with `signoff ls --json` or `signoff show ID --json`.")
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `worker` on the `signoff` command line."""
-    p = sub.add_parser("worker", help="run a worker pool for one or more capabilities")
+    p = sub.add_parser("worker", help="run a worker pool for one or more capabilities",
+                       description=WORKER_DESCRIPTION)
     configure(p)
 
 

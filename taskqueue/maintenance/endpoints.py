@@ -1,8 +1,10 @@
 """GET /healthz and GET /metrics over HTTP (aiohttp), for the service and `signoff worker`.
 
 /healthz runs every named check (the database always; the caller adds its own, such as the
-scheduler and the reaper) and answers 200 when all pass, 503 naming the failing ones, as a
-small JSON body. /metrics is Prometheus' text format: the QueueCollector's database
+scheduler and the reaper, and the delivery channels' reports through add_channel) and
+answers 200 when all pass, 503 naming the failing ones, as a small JSON body. A request the
+server cannot parse is one log line at most (maintenance/requestlog.py).
+/metrics is Prometheus' text format: the QueueCollector's database
 figures (read at scrape time, with a timeout) and the in-process handler durations.
 """
 
@@ -26,8 +28,11 @@ from prometheus_client import (
 )
 
 from taskqueue.errors import ConfigError, one_line
+from taskqueue.maintenance.channels import ChannelReport
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
+from taskqueue.maintenance.requestlog import RequestLog
 from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.redact import redact
 from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.http")
@@ -130,6 +135,7 @@ class ObservabilityServer:
         self.observe_slice = self.durations.observe
         self.checks: dict[str, HealthCheck] = {"database": database_check(queue),
                                                **(checks or {})}
+        self.request_log = RequestLog(logging.getLogger("signoff.http.requests"))
         self.check_timeout = timeout
         self._scrape = asyncio.Lock()
         self._runner: web.AppRunner | None = None
@@ -138,7 +144,7 @@ class ObservabilityServer:
         app = web.Application()
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, logger=self.request_log)
         await self._runner.setup()
         if self.sockets:
             for sock in self.sockets:
@@ -161,6 +167,12 @@ class ObservabilityServer:
         if self.port == 0 and server is not None:  # an ephemeral port (tests)
             self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
 
+    def add_channel(self, channel: ChannelReport) -> None:
+        """Fail /healthz, under the channel's name, while it reports a problem."""
+        async def check() -> str | None:
+            return channel.problem()
+        self.checks[channel.name] = check
+
     async def stop(self) -> None:
         for sock in self.sockets:  # bound, never served: a start-up that failed later
             sock.close()
@@ -176,12 +188,14 @@ class ObservabilityServer:
                                                                strict=True)}
 
     async def _run_check(self, check: HealthCheck) -> str | None:
+        """The check's answer, masked: /healthz is read by whoever reaches the port."""
         try:
-            return await asyncio.wait_for(check(), self.check_timeout)
+            problem = await asyncio.wait_for(check(), self.check_timeout)
         except TimeoutError:
             return f"no answer within {self.check_timeout:.0f}s"
         except Exception as exc:
-            return one_line(exc) or type(exc).__name__
+            problem = one_line(exc) or type(exc).__name__
+        return redact(problem) if problem else None
 
     async def _healthz(self, request: web.Request) -> web.Response:
         results = await self.health()

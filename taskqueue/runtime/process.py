@@ -1,5 +1,6 @@
 """How a long-running Signoff process (`signoff ...`, `python -m bot`) sets up its logging
-and its garbage collector: one log format, log records that skip what that format never
+and its garbage collector: one log format, every registered secret masked in every line,
+the HTTP clients' per-request lines off, log records that skip what that format never
 prints, and the objects of start-up kept out of the collector's full passes.
 
 A worker writes one log line per task transition, two or more per task, so at thousands of
@@ -13,7 +14,9 @@ import logging
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+
+from taskqueue.redact import RedactingFilter, secret_register_environment
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 LOG_FORMATS = ("text", "json")
@@ -23,6 +26,10 @@ FORMAT_ENV, LEVEL_ENV = "SIGNOFF_LOG_FORMAT", "SIGNOFF_LOG_LEVEL"
 _PAIR = re.compile(r"(?<!\S)([A-Za-z_][A-Za-z0-9_.]*)=(\S+)")
 # Fields of the JSON line a message's pair may not overwrite.
 _FIXED = frozenset({"time", "level", "logger", "message"})
+# HTTP clients and servers that log each request (httpx logs every request's URL, a token in
+# its path included, at INFO; urllib3 its connections at DEBUG): WARNING and up only, at
+# every level the process runs at. A caller adds the loggers of its own libraries.
+QUIET_LOGGERS = ("httpx", "httpcore", "hpack", "urllib3", "aiohttp.access", "aiohttp.client")
 
 
 class LogFormatter(logging.Formatter):
@@ -57,8 +64,13 @@ class JsonFormatter(LogFormatter):
         for key, value in _PAIR.findall(message):
             if key not in _FIXED:
                 doc.setdefault(key, value)
-        if record.exc_info:
-            doc["exception"] = self.formatException(record.exc_info)
+        # The exception and stack as the redacting filter left them (secrets masked).
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            doc["exception"] = record.exc_text
+        if record.stack_info:
+            doc["stack"] = record.stack_info
         return json.dumps(doc, ensure_ascii=False)
 
 
@@ -76,18 +88,30 @@ def log_options(log_format: str | None, log_level: str | None, default_level: in
     return fmt, logging.getLevelNamesMapping()[name.upper()] if name else default_level
 
 
-def configure_logging(level: int, log_format: str = "text") -> None:
+def configure_logging(level: int, log_format: str = "text", *, quiet: Iterable[str] = (),
+                      errors_only: Iterable[str] = ()) -> None:
     """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
     (then, as with logging.basicConfig, nothing changes).
 
+    Every line passes the RedactingFilter (the secrets registered with taskqueue.redact
+    are masked whatever logger wrote them; the environment's secret-named variables and
+    DATABASE_URL's password are registered here); the loggers in QUIET_LOGGERS and `quiet`
+    say only warnings and errors, those in `errors_only` (a server's access log, where a
+    stranger's refused requests would land) only errors.
     The format prints no thread, process or source position, so records skip collecting
     them (the switches the logging HOWTO's "Optimization" section names); a worker's name
     carries its pid already. Someone else's logging set-up keeps them."""
     root = logging.getLogger()
     if root.handlers:
         return
+    secret_register_environment()
+    for name in (*QUIET_LOGGERS, *quiet):
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
+    for name in errors_only:
+        logging.getLogger(name).setLevel(max(level, logging.ERROR))
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else LogFormatter())
+    handler.addFilter(RedactingFilter())
     root.addHandler(handler)
     root.setLevel(level)
     logging.logThreads = False

@@ -8,6 +8,7 @@ from functools import cache
 from typing import Any, cast
 
 from taskqueue.errors import BadInput, LeaseLost, TaskNotFound
+from taskqueue.redact import redact
 from taskqueue.store import rows
 from taskqueue.store.base import TASKS_CHANNEL, Conn, QueueBase
 from taskqueue.store.checks import check_claim, check_delay
@@ -109,8 +110,8 @@ class BatchesMixin(QueueBase):
         if any(not i.error.strip() for i in items):
             raise BadInput("the error must not be empty")
         return _columns(items) | {
-            "errors": [i.error for i in items], "retries": [i.retry for i in items],
-            "tracebacks": [i.traceback for i in items],
+            "errors": [redact(i.error) for i in items], "retries": [i.retry for i in items],
+            "tracebacks": [redact(i.traceback) if i.traceback else None for i in items],
             "states": [self._jsonb(i.state, "the state") for i in items]}
 
     async def _settle(self, items: Outcomes, *, full: bool) -> _Found:

@@ -20,6 +20,7 @@ from taskqueue.errors import (
     LeaseLost,
     TaskNotFound,
 )
+from taskqueue.redact import redact
 from taskqueue.store import rows
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
 from taskqueue.store.batches import BatchesMixin
@@ -256,7 +257,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
     async def task_fail(self, task_id: int, worker: str, error: str, *,
                         claim: str | None = None, retry: bool = True,
                         traceback: str | None = None, state: JSON | None = None) -> Task:
-        """Record a failure: back to pending with backoff, or failed past max_attempts."""
+        """Record a failure: back to pending with backoff, or failed past max_attempts.
+        Registered secrets in the error and the traceback are masked before they are stored."""
+        error, traceback = redact(error), redact(traceback) if traceback else traceback
         check_text(error, "the error", MAX_ERROR_CHARS, required=True)
         check_text(traceback, "the traceback", MAX_TRACEBACK_CHARS)
         async with self._tx() as conn:

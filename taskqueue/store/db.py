@@ -13,11 +13,14 @@ from psycopg.pq import ConnStatus, TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import DatabaseUnavailable, one_line
+from taskqueue.redact import secret_register_dsn
 
 
 def resolve_dsn() -> str:
-    """DATABASE_URL when set; otherwise start the embedded server and use it."""
+    """DATABASE_URL when set (its password registered as a secret); otherwise start the
+    embedded server and use it."""
     if dsn := os.environ.get("DATABASE_URL"):
+        secret_register_dsn(dsn)
         return dsn
     from taskqueue.store import embedded
 
@@ -38,7 +41,9 @@ def describe(dsn: str) -> str:
 
 
 async def check_reachable(dsn: str, timeout: int = 5) -> None:
-    """Connect once, so an unreachable server is one clear error naming host and port."""
+    """Connect once, so an unreachable server is one clear error naming host and port
+    (never the password: it is registered as a secret first)."""
+    secret_register_dsn(dsn)
     try:
         conn = await psycopg.AsyncConnection.connect(dsn, connect_timeout=timeout)
     except psycopg.OperationalError as exc:

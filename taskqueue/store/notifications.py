@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from taskqueue.errors import BadInput
+from taskqueue.redact import redact
 from taskqueue.store.base import QueueBase, jsonb
 from taskqueue.store.models import JSON, Notification
 
@@ -111,7 +112,7 @@ class NotificationsMixin(QueueBase):
         async with self._tx() as conn:
             found = await self._all(conn, "notification_release", {
                 "id": notification_id, "channel": channel, "sender": sender,
-                "error": error[:2000], "delay": float(delay), "attempted": attempted})
+                "error": redact(error)[:2000], "delay": float(delay), "attempted": attempted})
         return bool(found)
 
     async def notification_redeliver(self, approval_id: int, channel: str) -> bool:

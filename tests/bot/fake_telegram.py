@@ -80,24 +80,27 @@ class FakeTelegram:
         self._query_ids = itertools.count(1)
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
+        self.port = 0
         self.url = ""
 
     # -- lifecycle -------------------------------------------------------------------
 
-    async def start(self) -> str:
+    async def start(self, port: int = 0) -> str:
+        """Serve on `port` (0: a free one; a restart after stop() passes the old one)."""
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{port}"
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{self.port}"
         return self.url
 
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+            self._runner = None
 
     # -- scripting -------------------------------------------------------------------
 

@@ -3,8 +3,10 @@ object a line with the text format's fields, and the level chosen."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue import TaskQueue
+from taskqueue import MASK, RedactingFilter, TaskQueue, secret_register
 from taskqueue.runtime.process import JsonFormatter, LogFormatter, log_options
 
 from .worker_helpers import spawn_worker, wait_status
@@ -79,3 +81,35 @@ async def test_a_worker_at_warning_level_logs_no_transitions(
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     assert "transition" not in log.read_text()
+
+
+def test_json_lines_are_redacted_too() -> None:
+    token = "5550001:AAjson-redact-token"
+    secret_register(token)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RedactingFilter())
+    try:
+        raise RuntimeError(f"refused: {token}")
+    except RuntimeError as exc:
+        record = logging.getLogger("httpx").makeRecord(
+            "httpx", logging.INFO, __file__, 1, "request url=%s", (f"/bot{token}/getMe",),
+            (type(exc), exc, exc.__traceback__))
+    handler.handle(record)
+    doc = json.loads(stream.getvalue())
+    assert token not in stream.getvalue()
+    assert doc["url"] == f"/bot{MASK}/getMe" and MASK in doc["exception"]
+
+
+def test_a_service_logs_json_with_the_secret_masked(tmp_path: Path) -> None:
+    token = "5550001:AAservice-json-token"
+    env = {**os.environ, "TELEGRAM_BOT_TOKEN": token, "SIGNOFF_LOG_FORMAT": "json",
+           "DATABASE_URL": "postgresql://postgres@127.0.0.1:1/none"}
+    done = subprocess.run([sys.executable, "-m", "bot", "--log-level", "debug"],
+                          capture_output=True, text=True, timeout=60, check=False, env=env,
+                          cwd=tmp_path)
+    assert token not in done.stderr + done.stdout
+    logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert logged and logged[0]["level"] == "DEBUG"  # --log-level debug took effect
+    assert done.returncode == 1 and done.stderr.splitlines()[-1].startswith("signoff: ")

@@ -7,6 +7,7 @@ CLI never imports this workload.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from datetime import date
 from typing import Any
@@ -35,6 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="the briefing of this day (its outcomes: the day before)")
     p.add_argument("--html", action="store_true", help="print the Telegram HTML version")
     p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
+    p.add_argument("--json", action="store_true",
+                   help="print {day, subject, text, html, items} as one JSON document")
     p.set_defaults(func=preview_cmd)
 
 
@@ -49,6 +52,11 @@ async def preview_cmd(args: Any) -> int:
     if not os.environ.get("DATABASE_URL"):
         await migrate(dsn)  # the embedded server is migrated on first use, as in the core
     async with TaskQueue.connect(dsn, min_size=1, max_size=2) as queue:
-        _, rendered = await compose(queue, args.day, config=config)
+        briefing, rendered = await compose(queue, args.day, config=config)
+    if args.json:  # json.dumps escapes control characters itself
+        print(json.dumps({"day": briefing.day.isoformat(), "subject": rendered.subject,
+                          "text": rendered.text, "html": rendered.html,
+                          "items": rendered.items}, indent=2))
+        return 0
     print(terminal(rendered.html if args.html else rendered.text))
     return 0

@@ -14,11 +14,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, ConfigSection, data_dir, workload_section
+from taskqueue import (
+    ConfigError,
+    ConfigSection,
+    data_dir,
+    secret_register,
+    secret_register_env,
+    workload_section,
+)
 
 __all__ = ["PLACEHOLDERS", "BuildSettings", "SettingsError", "load_settings"]
 
 CONFIG_ENV = "SIGNOFF_CONFIG"
+# The publish keys (roblox.KEY_ENV, ios.ASC_ENV), masked in every log line, error and
+# message of the process; the App Store key file's body too.
+SECRET_ENV = ("SIGNOFF_ROBLOX_API_KEY", "SIGNOFF_ASC_KEY_ID", "SIGNOFF_ASC_ISSUER_ID")
+KEY_FILE_ENV = "SIGNOFF_ASC_KEY_PATH"
 PLACEHOLDERS = frozenset({"workspace", "output", "commit", "branch", "artifact"})
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 # Keys every build capability reads, and each one's own.
@@ -76,10 +87,25 @@ class BuildSettings:
     max_publish_retries: int = 5
 
 
+def register_secrets(env: Mapping[str, str]) -> None:
+    """Mask the publish keys, and the lines of the App Store key file (a PEM's body)."""
+    secret_register_env(*SECRET_ENV, env=env)
+    if key_path := env.get(KEY_FILE_ENV):
+        try:
+            text = Path(key_path).read_text("utf-8", "replace")
+        except OSError:
+            return  # the upload step says what is wrong with the file
+        secret_register(*(line for line in text.splitlines() if not line.startswith("-----")))
+
+
+register_secrets(os.environ)  # at import: when the service loads the handler
+
+
 def load_settings(capability: str, path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> BuildSettings:
     """Read `[workloads.<capability>]` from the config file (if any) and check it."""
     env = os.environ if env is None else env
+    register_secrets(env)
     section, file = workload_section(capability, path, env)
     raw = {**DEFAULTS[capability], **section}
     base = file.parent if file is not None else Path.cwd()

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import ConfigError, ConfigSection, data_dir, workload_section
+from taskqueue import ConfigError, ConfigSection, data_dir, secret_register_env, workload_section
 
 __all__ = ["PLACEHOLDERS", "SECTION", "CodeSettings", "SettingsError", "load_settings"]
 
 SECTION = "workloads.code_changes"
 CONFIG_ENV = "SIGNOFF_CONFIG"
 TOKEN_ENV = "SIGNOFF_GITHUB_TOKEN"
+# Masked in every log line, error and message of the process (registered at import, when
+# the service loads the handler, and again with the environment a load is given).
+secret_register_env(TOKEN_ENV)
 # What a command template may name; each is replaced inside one argv element, never a shell.
 PLACEHOLDERS = frozenset({"instruction", "instruction_file", "worktree", "task_id", "branch"})
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)\}")
@@ -75,6 +78,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> CodeSettings:
     """Read the section from the config file (if any) and check it all."""
     env = os.environ if env is None else env
+    secret_register_env(TOKEN_ENV, env=env)
     raw, file = workload_section("code_changes", path, env)
     base = file.parent if file is not None else Path.cwd()
     return build(raw, base, env)

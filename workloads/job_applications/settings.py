@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskqueue import Config, ConfigError, ConfigSection, data_dir, workload_section
+from taskqueue import (
+    Config,
+    ConfigError,
+    ConfigSection,
+    data_dir,
+    secret_register_env,
+    workload_section,
+)
 from workloads.job_applications.boards import DEFAULT_BASE_URLS, BoardConfig
 from workloads.job_applications.model_drafter import ModelConfig
 
@@ -24,6 +31,9 @@ __all__ = ["SECTION", "JobSettings", "SettingsError", "check_config", "default_a
 SECTION = "workloads.job_applications"
 CONFIG_ENV = "SIGNOFF_CONFIG"
 KEY_ENV = "SIGNOFF_MODEL_API_KEY"
+# Masked in every log line, error and message of the process (registered at import, when
+# the service loads the handler, and again with the environment a load is given).
+secret_register_env(KEY_ENV)
 DEFAULT_TOP = 15
 # A posting scoring below this (0-100) is never enqueued; 1 keeps out postings sharing no
 # term with the profile at all.
@@ -96,6 +106,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> JobSettings:
     """Read the section from the config file (if any), apply env overrides, check it all."""
     env = os.environ if env is None else env
+    secret_register_env(KEY_ENV, env=env)
     raw, file = workload_section("job_applications", path, env)
     raw = _overrides(raw, env)
     base = file.parent if file is not None else Path.cwd()

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from taskqueue import ConfigError, ConfigSection, workload_section
+from taskqueue import ConfigError, ConfigSection, secret_register_env, workload_section
 
 __all__ = ["PASSWORD_ENV", "SECTION", "SettingsError", "VmSettings", "load_settings"]
 
@@ -23,6 +23,9 @@ PASSWORD_ENV = "SIGNOFF_VCENTER_PASSWORD"
 _KEYS = {"driver", "vcenter_url", "user", "datacenter", "verify_tls", "libvirt_uri",
          "allow_names", "allow_patterns", "allow_folders", "allow_delete", "max_cpus",
          "max_memory_mb", "task_timeout_seconds", "poll_seconds"}
+# Masked in every log line, error and message of the process (registered at import, when
+# the service loads the handler, and again with the environment a load is given).
+secret_register_env(PASSWORD_ENV)
 _PATTERN = re.compile(r"^[A-Za-z0-9_.*?\[\]-]{1,80}$")
 
 
@@ -60,6 +63,7 @@ def load_settings(path: str | os.PathLike[str] | None = None,
                   env: Mapping[str, str] | None = None) -> VmSettings:
     """Read the section from the config file (`$SIGNOFF_CONFIG` by default) and check it."""
     env = os.environ if env is None else env
+    secret_register_env(PASSWORD_ENV, env=env)
     raw, file = workload_section("vm_ops", path, env)
     if file is None:
         raise SettingsError(f"{SECTION}: no config file (set {CONFIG_ENV} or pass --config)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -60,3 +61,15 @@ async def test_briefing_without_preview_is_one_line_error(
 def test_the_briefing_command_comes_from_the_entry_point() -> None:
     args = build_parser().parse_args(["briefing", "--preview", "--day", "2026-12-01"])
     assert args.command == "briefing" and args.preview and args.day == date(2026, 12, 1)
+
+
+async def test_preview_json_is_one_document_with_the_text_and_the_html(
+        queue: TaskQueue, dsn: str, config_file: Path, seeded: Seeded, today: date) -> None:
+    done = await _signoff(dsn, config_file, "briefing", "--preview", "--json")
+
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["day"] == today.isoformat() and doc["items"] > 0
+    assert doc["text"].startswith(f"Briefing · {today:%a} {today.day}")
+    assert doc["html"].startswith("☀️ <b>Briefing") and doc["subject"]
+    assert "\x1b" not in done.stdout  # json.dumps escapes control characters
