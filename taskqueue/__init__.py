@@ -56,6 +56,7 @@ from taskqueue.redact import (
     secret_register_environment,
 )
 from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
+from taskqueue.runtime.cron import cron_next, cron_trigger
 from taskqueue.runtime.gate import (
     ActionUncertain,
     AlreadyActed,
@@ -209,6 +210,8 @@ __all__ = [
     "apply_capabilities",
     "bind_listen",
     "configure_logging",
+    "cron_next",
+    "cron_trigger",
     "data_dir",
     "default_worker_name",
     "describe_dsn",
