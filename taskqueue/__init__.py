@@ -55,6 +55,7 @@ from taskqueue.redact import (
     secret_register_env,
     secret_register_environment,
 )
+from taskqueue.runtime.backoff import Backoff, full_jitter
 from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
 from taskqueue.runtime.cron import cron_next, cron_trigger
 from taskqueue.runtime.gate import (
@@ -133,6 +134,7 @@ __all__ = [
     "ApprovalNotFound",
     "Attachment",
     "AttachmentTooLarge",
+    "Backoff",
     "BadInput",
     "Capability",
     "CapabilityConfig",
@@ -217,6 +219,7 @@ __all__ = [
     "describe_dsn",
     "env_crash_points",
     "freeze_startup_objects",
+    "full_jitter",
     "idempotency_key",
     "load_config",
     "load_handler",

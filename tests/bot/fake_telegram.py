@@ -38,6 +38,7 @@ class Call:
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     status: int = 200
     answered_at: float | None = None  # time.monotonic() when a success was answered
+    received_at: float = field(default_factory=time.monotonic)  # when the request arrived
 
 
 @dataclass(frozen=True)

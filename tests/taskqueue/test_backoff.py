@@ -1,0 +1,55 @@
+"""Back-off (runtime/backoff.py): full jitter under a doubling cap, so parties that fail at
+the same moment do not retry in lockstep; every retry loop uses it."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from taskqueue.runtime import backoff as backoff_module
+from taskqueue.runtime import listener, runner, worker
+from taskqueue.runtime.backoff import Backoff
+
+PARTIES, ATTEMPTS = 20, 8
+
+
+def _cap(initial: float, cap: float, attempt: int) -> float:
+    return min(cap, initial * 2 ** (attempt - 1))
+
+
+@pytest.mark.parametrize("initial, cap", [(worker.BACKOFF_MIN, worker.BACKOFF_MAX),
+                                          (listener.RECONNECT_MIN, listener.RECONNECT_MAX),
+                                          (0.2, runner.APPLY_BACKOFF_MAX)])
+def test_the_waits_lie_within_the_doubling_cap(initial: float, cap: float) -> None:
+    b = Backoff(initial, cap)
+    for attempt in range(1, 30):
+        wait = b.next()
+        assert 0 <= wait <= _cap(initial, cap, attempt)
+    b.reset()
+    assert b.next() <= initial
+
+
+def test_parties_failing_together_do_not_retry_in_lockstep() -> None:
+    parties = [Backoff(worker.BACKOFF_MIN, worker.BACKOFF_MAX) for _ in range(PARTIES)]
+    for attempt in range(1, ATTEMPTS + 1):
+        waits = [p.next() for p in parties]
+        # Without jitter all 20 would wait exactly the same; with it they spread out.
+        assert len({round(w, 6) for w in waits}) >= PARTIES - 2, (attempt, waits)
+        top = _cap(worker.BACKOFF_MIN, worker.BACKOFF_MAX, attempt)
+        assert max(waits) - min(waits) > top / 10
+
+
+def test_the_spread_covers_the_range() -> None:
+    # Full jitter draws from [0, cap]: over many draws at the cap, both halves are used.
+    b = Backoff(1.0, 4.0)
+    draws = [b.delay(10) for _ in range(400)]
+    assert all(0 <= d <= 4.0 for d in draws)
+    assert sum(d < 2.0 for d in draws) > 100 and sum(d >= 2.0 for d in draws) > 100
+
+
+def test_no_hand_written_doubling_is_left_in_the_loops() -> None:
+    for module in (worker, runner, listener):
+        source = inspect.getsource(module)
+        assert "* 2" not in source and "Backoff(" in source, module.__name__
+    assert "wait_random_exponential" in inspect.getsource(backoff_module)
