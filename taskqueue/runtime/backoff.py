@@ -24,6 +24,7 @@ class Backoff:
         self.initial, self.cap = initial, cap
         self.wait = full_jitter(initial, cap)
         self.attempt = 0
+        self.last: float | None = None  # the latest wait next() drew
 
     def delay(self, attempt: int) -> float:
         """The wait before retry number `attempt` (1 for the first), drawn afresh."""
@@ -34,7 +35,8 @@ class Backoff:
     def next(self) -> float:
         """The wait after one more failure."""
         self.attempt += 1
-        return self.delay(self.attempt)
+        self.last = self.delay(self.attempt)
+        return self.last
 
     def reset(self) -> None:
         self.attempt = 0

@@ -84,7 +84,7 @@ class ListenerHub:
         self._task: asyncio.Task[None] | None = None
         self._key: tuple[int, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
+        self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
 
     @classmethod
     def shared(cls, dsn: str) -> ListenerHub:
@@ -148,7 +148,7 @@ class ListenerHub:
             try:
                 await self._listen()
             except Exception as exc:
-                delay = self._backoff.next()
+                delay = self.backoff.next()
                 if isinstance(exc, TRANSIENT):
                     log.warning("listener lost its connection; reconnecting in %.1fs: %s",
                                 delay, one_line(exc))
@@ -190,7 +190,7 @@ class ListenerHub:
 
     def _on_connected(self) -> None:
         self.connected.set()
-        self._backoff.reset()
+        self.backoff.reset()
         verb = "reconnected" if self.connections else "listening"
         log.info("listener %s channels=%s", verb, ",".join(sorted(self._listening)))
         self.connections += 1

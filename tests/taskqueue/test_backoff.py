@@ -3,13 +3,17 @@ the same moment do not retry in lockstep; every retry loop uses it."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 import pytest
 
+from taskqueue import TASKS_CHANNEL, ListenerHub
 from taskqueue.runtime import backoff as backoff_module
 from taskqueue.runtime import listener, runner, worker
 from taskqueue.runtime.backoff import Backoff
+from tests.taskqueue.worker_helpers import terminate_backends, wait_for
+from tests.timing import limit
 
 PARTIES, ATTEMPTS = 20, 8
 
@@ -53,3 +57,26 @@ def test_no_hand_written_doubling_is_left_in_the_loops() -> None:
         source = inspect.getsource(module)
         assert "* 2" not in source and "Backoff(" in source, module.__name__
     assert "wait_random_exponential" in inspect.getsource(backoff_module)
+
+
+async def test_hubs_cut_off_together_reconnect_at_different_moments(dsn: str) -> None:
+    hubs = [ListenerHub(dsn) for _ in range(5)]
+    subs = [hub.subscribe([TASKS_CHANNEL], lambda c, p: None) for hub in hubs]
+    try:
+        for hub in hubs:
+            await asyncio.wait_for(hub.connected.wait(), limit(10))
+        assert terminate_backends(dsn) >= len(hubs)
+        for hub in hubs:
+            await wait_for(lambda h=hub: _reconnected(h), timeout=limit(10))
+        waits = [hub.backoff.last for hub in hubs]
+        # Each drew its own wait from [0, RECONNECT_MIN]; without jitter all five would
+        # have waited exactly RECONNECT_MIN and come back at the same moment.
+        assert all(w is not None and 0 <= w <= listener.RECONNECT_MIN for w in waits), waits
+        assert len(set(waits)) == len(hubs), waits
+    finally:
+        for sub in subs:
+            await sub.close()
+
+
+async def _reconnected(hub: ListenerHub) -> bool:
+    return hub.connections >= 2 and hub.connected.is_set()
