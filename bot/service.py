@@ -10,6 +10,9 @@ body)`. Its `stop()` is awaited on shutdown after the workers stopped and before
 database pool closes. A part that keeps a `health` (a taskqueue ChannelReport) is added to
 /healthz under its name, and one whose `started` event is not set after `start()` (the Bot
 API has not answered yet) is logged as retrying, not started.
+
+With a listener, the web inbox (`bot.web.part.mount(service)`) adds its pages to the same
+aiohttp application before it starts, unless `[web] enabled = false`.
 """
 
 from __future__ import annotations
@@ -74,10 +77,12 @@ def default_telegram(service: Service) -> TelegramPart | None:
 
 
 async def migrate_channels(dsn: str) -> list[str]:
-    """The delivery channels' own migrations (the Telegram channel's message table)."""
+    """The delivery channels' own migrations (Telegram's message table, the web's accounts)."""
     from bot.telegram.store import migrate_messages
+    from bot.web.store import migrate_accounts
 
-    return await migrate_messages(dsn)
+    return ([f"telegram/{v}" for v in await migrate_messages(dsn)]
+            + [f"web/{v}" for v in await migrate_accounts(dsn)])
 
 
 def check_channels(config: Config) -> None:
@@ -102,6 +107,7 @@ class Service:
         self.pools: list[WorkerPool] = []
         self.scheduler: ServiceScheduler | None = None
         self.http: ObservabilityServer | None = None
+        self.web: object | None = None
         self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
         self.queue: TaskQueue | None = None
         self._pool_runs: list[asyncio.Task[None]] = []
@@ -123,7 +129,7 @@ class Service:
         dsn = self.dsn or resolve_dsn()
         log.info("database: %s", describe_dsn(dsn))
         applied = await migrate(dsn)
-        applied += [f"telegram/{v}" for v in await migrate_channels(dsn)]
+        applied += await migrate_channels(dsn)
         log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
         self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
         self.queue = await self._queue_cm.__aenter__()
@@ -170,6 +176,9 @@ class Service:
         if self.http is None:
             log.info("http: off (no [http] listen)")
             return
+        from bot.web.part import mount  # the web inbox, on the same listener
+
+        self.web = await mount(self)
         await self.http.start()
 
     def _scheduler_running(self) -> bool:

@@ -114,7 +114,7 @@ from taskqueue.store.models import (
 )
 from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
 from taskqueue.store.queries import parse as parse_queries
-from taskqueue.store.states import Decision, Status
+from taskqueue.store.states import TRANSITIONS, Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
@@ -124,6 +124,7 @@ __all__ = [
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",
+    "TRANSITIONS",
     "UNREACHABLE_AFTER",
     "ActionUncertain",
     "AlertReport",

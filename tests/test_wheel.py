@@ -4,6 +4,7 @@ repository, carries its migrations and templates and runs `signoff migrate` + `e
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -26,14 +27,21 @@ def _run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,
 def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
                                                           empty_dsn: str) -> None:
     dist = tmp_path / "dist"
+    # From a copy without build/: setuptools keeps files in build/lib that the tree no longer
+    # has (a renamed .sql file would ship twice), as a fresh clone has none.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "node_modules"))
     _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", dist, ROOT, cwd=tmp_path)
+         "-w", dist, source, cwd=tmp_path)
     [wheel] = dist.glob("signoff-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for shipped in ("taskqueue/store/migrations/0001_initial.sql",
                     "taskqueue/store/sql/claim.sql",
                     "bot/telegram/migrations/0001_messages.sql",
                     "bot/telegram/templates/approval.html.j2",
+                    "bot/web/migrations/0001_accounts.sql", "bot/web/static/app.js",
+                    "bot/web/templates/inbox.html", "bot/web/templates/requests/generic.html",
                     "workloads/job_applications/templates/cv.tex.j2",
                     "taskqueue/cli/starter/signoff.example.toml",
                     "taskqueue/cli/starter/signoff.toml",

@@ -34,7 +34,8 @@ from taskqueue import (
 log = logging.getLogger("signoff.telegram")
 
 TELEGRAM_OFF = ("Telegram is off (TELEGRAM_BOT_TOKEN is not set); approvals wait in the "
-                "queue: decide them with the CLI, `signoff approve ID --by WHO` (or skip, "
+                "queue: decide them in the web inbox (`signoff web`, docs/web.md) or with the "
+                "CLI, `signoff approve ID --by WHO` (or skip, "
                 "revise --note)")
 # While Telegram cannot be reached at start, try again at most this long apart (seconds).
 RECONNECT_SECONDS = 15.0

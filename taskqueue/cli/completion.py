@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Print a completion script for your shell. Install it once: bash: "
                     "signoff completion bash > ~/.local/share/bash-completion/completions/"
                     "signoff ; zsh: signoff completion zsh > \"${fpath[1]}/_signoff\" "
-                    "(then start a new shell).")
+                    "(then start a new shell). It has no --json: what it prints is the "
+                    "script itself.")
     p.add_argument("shell", choices=SHELLS, help="the shell: bash or zsh")
     p.set_defaults(func=run)
 

@@ -8,6 +8,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from taskqueue.cli.output import print_json, safe
 from taskqueue.errors import BadInput
 
 STARTER = files("taskqueue.cli") / "starter"
@@ -29,6 +30,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="write the documented example of every config key as signoff.toml "
                         "instead (no handler module)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.add_argument("--json", action="store_true",
+                   help='print {"written": [PATH, ...]} instead of one line per file')
     p.set_defaults(func=run)
 
 
@@ -49,5 +52,8 @@ async def run(args: Any) -> int:
     for path, text in plan.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, "utf-8")
-        print(f"wrote {path}")
+    if args.json:
+        print_json({"written": [str(path) for path in plan]})
+    else:
+        print("\n".join(f"wrote {safe(str(path))}" for path in plan))
     return 0

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn, cast
 
+from taskqueue.cli import attachments, completion, embedded, init, manners, produce, prune, stats
 from taskqueue.cli import commands as cmd
-from taskqueue.cli import completion, embedded, init, manners, produce, prune, stats
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
 from taskqueue.cli.manners import STATUSES
@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
-                init.add_parser, completion.add_parser):
+                attachments.add_parser, init.add_parser, completion.add_parser):
         add(sub)
     _add_plugin_commands(sub)
     manners.finish(parser)

@@ -11,6 +11,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from taskqueue.cli.request_text import request_lines
 from taskqueue.errors import printable
 from taskqueue.maintenance.signals import Signal, Signals
 from taskqueue.store.models import Capability, Task, TaskDetail
@@ -100,6 +101,10 @@ def print_detail(detail: TaskDetail) -> None:
         print(f"\napproval {a.id}: {safe(a.question)}\n  {decided}")
         if a.note:
             print(f"  note: {safe(a.note)}")
+        if a.is_open and a.request:
+            print("  request:")
+            for line in request_lines(a.request, indent="    "):
+                print(line)
         for f in a.attachments:
             print(f"  attachment {f.id}: {safe(f.filename)} ({safe(f.content_type)}, "
                   f"{f.size_bytes} bytes)")

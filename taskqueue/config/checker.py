@@ -107,12 +107,13 @@ class Checker:
             raise self.error(key, f"must be a finite number, not {value!r}")
         low = -_INT_LIMIT if minimum is None else minimum
         high = _INT_LIMIT if maximum is None else maximum
-        if not low <= value <= high:
-            bounds = (f"from {_bound(low)} to {_bound(high)}"
-                      if minimum is not None and maximum is not None
-                      else f"at least {_bound(low)}" if minimum is not None
-                      else f"at most {_bound(high)}")
-            raise self.error(key, f"must be {bounds}, not {_shown(value)}")
+        # Below the range the message keeps its old words ("at least N"): people and
+        # scripts match them.
+        if value < low:
+            upper = f" (and at most {_bound(high)})" if maximum is not None else ""
+            raise self.error(key, f"must be at least {_bound(low)}{upper}, not {_shown(value)}")
+        if value > high:
+            raise self.error(key, f"must be at most {_bound(high)}, not {_shown(value)}")
 
 
 def _bound(value: float) -> str:

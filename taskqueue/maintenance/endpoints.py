@@ -139,11 +139,19 @@ class ObservabilityServer:
         self.check_timeout = timeout
         self._scrape = asyncio.Lock()
         self._runner: web.AppRunner | None = None
+        self._mounts: list[Callable[[web.Application], None]] = []
+
+    def mount(self, setup: Callable[[web.Application], None]) -> None:
+        """Let another part add its routes, middlewares and start-up or clean-up hooks to
+        the server's application; called before `start()`."""
+        self._mounts.append(setup)
 
     async def start(self) -> None:
         app = web.Application()
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics)
+        for setup in self._mounts:
+            setup(app)
         self._runner = web.AppRunner(app, access_log=None, logger=self.request_log)
         await self._runner.setup()
         if self.sockets:

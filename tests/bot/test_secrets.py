@@ -46,7 +46,10 @@ def url_with_password(dsn: str, port: int | None = None) -> str:
 
 
 def environment(database_url: str) -> dict[str, str]:
-    env = {**os.environ, **SECRETS, "DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1"}
+    # A whole Telegram setting (token, chat, deciders), so the service's checks pass and it gets as
+    # far as the database.
+    env = {**os.environ, **SECRETS, "DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1",
+           "TELEGRAM_CHAT_ID": "42", "TELEGRAM_ALLOWED_USER_IDS": "7"}
     env.pop("SIGNOFF_CONFIG", None)
     return env
 

@@ -85,9 +85,9 @@ class Cli:
         assert "Traceback" not in proc.stderr, proc.stderr
         return proc.stdout
 
-    def json(self, *args: str) -> Any:
+    def json(self, *args: str, stdin: str | None = None) -> Any:
         """Run a command that must succeed and print one JSON document."""
-        return json.loads(self.ok(*args))
+        return json.loads(self.ok(*args, stdin=stdin))
 
     def fails(self, code: int, *args: str, stdin: str | None = None) -> str:
         """Run a command that must exit `code` with one clear line on stderr; that line."""

@@ -22,6 +22,8 @@ def test_init_writes_a_config_the_worker_accepts(cli: Cli, tmp_path: Path) -> No
     config = load_config(tmp_path / "new" / "signoff.toml", env={}, imports=False)
     assert config.capabilities["greet"].handler == "mywork.greetings:send_greeting"
     assert (tmp_path / "new" / "mywork" / "greetings.py").exists()
+    assert done.stdout.splitlines() == [f"wrote {tmp_path / 'new' / 'signoff.toml'}",
+                                        f"wrote {tmp_path / 'new' / 'mywork' / 'greetings.py'}"]
 
 
 def test_init_full_writes_the_example_config(cli: Cli, tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ def leaf_commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 
 COMMANDS = dict(leaf_commands(build_parser()))
 # Commands that print no document, and say so in their help.
-NO_JSON = {("worker",)}
+NO_JSON = {("worker",), ("attachment", "get"), ("completion",)}
 
 
 @pytest.fixture
@@ -82,6 +82,14 @@ def _parked(cli: Cli) -> str:
     return task_id
 
 
+def _with_attachment(cli: Cli, folder: Path) -> str:
+    task_id = _claimed(cli)
+    evidence = folder.parent / "plan.txt"
+    evidence.write_text("resize web-1")
+    cli.fast.ok("park", task_id, "--worker", "w1", "--question", "Go?", "--attach", str(evidence))
+    return task_id
+
+
 W = ("--worker", "w1", "--json")
 # Each command with --json: what to set up first, then its arguments.
 RUNS: dict[tuple[str, ...], Callable[[Cli, Path], list[str]]] = {
@@ -108,13 +116,17 @@ RUNS: dict[tuple[str, ...], Callable[[Cli, Path], list[str]]] = {
     ("stats",): lambda c, f: ["stats", "demo"],
     ("produce",): lambda c, f: ["produce", "demo", "--config", str(f)],
     ("prune",): lambda c, f: ["prune", "--older-than", "30"],
+    ("attachment", "ls"): lambda c, f: ["attachment", "ls", _with_attachment(c, f)],
     ("embedded", "stop"): lambda c, f: ["embedded", "stop"],
     ("embedded", "status"): lambda c, f: ["embedded", "status"],
+    ("init",): lambda c, f: ["init", str(f.parent / "project")],
 }
 
 
 def test_every_command_with_json_is_exercised_below() -> None:
-    plugins = {("briefing",)}  # tests/workloads/briefing/test_cli.py runs its --json
+    # tests/workloads/briefing/test_cli.py and tests/bot/web/test_cli_users.py run theirs.
+    plugins = {("briefing",), ("web", "user", "add"), ("web", "user", "remove"),
+               ("web", "user", "list")}
     assert set(COMMANDS) - NO_JSON - plugins == set(RUNS)
 
 
@@ -157,6 +169,7 @@ def run_into_closed_pipe(dsn: str, *args: str) -> subprocess.CompletedProcess[st
                                   ("caps", "ls", "--json"), ("enqueue", "demo")], ids=" ".join)
 def test_a_closed_pipe_ends_the_command_quietly_with_141(cli: Cli, dsn: str,
                                                           args: tuple[str, ...]) -> None:
+    cli.ok("caps", "set", "demo", "--max-attempts", "3")  # no "no settings yet" warning
     cli.enqueue()
     done = run_into_closed_pipe(dsn, *args)
     assert (done.returncode, done.stderr) == (EXIT_CLOSED_PIPE, "")

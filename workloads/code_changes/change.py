@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from taskqueue import Release, Task, TaskContext
 from workloads.code_changes.payload import Payload
 from workloads.code_changes.process import CommandResult, run_command
+from workloads.code_changes.sandbox import agent_env, sandboxed
 from workloads.code_changes.settings import CodeSettings, render_command
 from workloads.code_changes.workspace import Workspace
 
@@ -27,9 +27,6 @@ POINTS = (
     "pr.opened",  # the pull request opened, not recorded
     "done.before",  # all recorded, the worktree not yet removed
 )
-# Never handed to the agent or the tests: they run code the person has not reviewed yet.
-_SECRETS = ("SIGNOFF_GITHUB_TOKEN", "TELEGRAM_BOT_TOKEN", "DATABASE_URL",
-            "SIGNOFF_MODEL_API_KEY", "TELEGRAM_WEBHOOK_SECRET")
 
 
 async def no_checkpoint(name: str) -> None:
@@ -87,7 +84,9 @@ class Change:
         return "".join(parts)
 
     async def run(self, template: tuple[str, ...], name: str, timeout: float) -> CommandResult:
-        """Run a configured command template in the worktree, logged under the run folder."""
+        """Run a configured command template in the worktree, logged under the run folder:
+        in the sandbox (unless `sandbox = false`), with the allow-listed environment only;
+        the agent and the tests run code the person has not reviewed yet."""
         run_dir = self.ws.run_dir(self.task.id)
         instruction_file = run_dir / "instruction.txt"
         instruction = self.instruction()
@@ -96,7 +95,9 @@ class Change:
             "instruction": instruction, "instruction_file": str(instruction_file),
             "worktree": str(self.worktree), "task_id": str(self.task.id),
             "branch": self.branch})
-        env = {k: v for k, v in os.environ.items() if k not in _SECRETS}
+        if self.settings.sandbox:
+            argv = sandboxed(self.settings, argv, worktree=self.worktree, run_dir=run_dir)
+        env = agent_env(self.settings)
         lease = self.ctx.lease or 30.0
         return await run_command(
             argv, cwd=self.worktree, log=run_dir / f"{name}.log", timeout=timeout, env=env,

@@ -10,17 +10,19 @@ itself, so the handler never sees them (the janitor removes their worktrees and 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
-from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext
+from taskqueue import Config, Decision, Fail, Handler, Outcome, Task, TaskContext
 from workloads.code_changes.change import Change, Checkpoint, no_checkpoint
 from workloads.code_changes.payload import BadPayload, parse_payload
 from workloads.code_changes.publish import done_stage, pr_stage, push_stage
 from workloads.code_changes.review import KIND, park_stage
-from workloads.code_changes.settings import CodeSettings, load_settings
+from workloads.code_changes.sandbox import refusal
+from workloads.code_changes.settings import CodeSettings, SettingsError, load_settings
 from workloads.code_changes.work import test_stage, work_stage
 
-__all__ = ["CAPABILITY", "MAX_NOTE", "handle", "make_handler", "read_decision"]
+__all__ = ["CAPABILITY", "MAX_NOTE", "check_config", "handle", "make_handler", "read_decision"]
 
 CAPABILITY = "code_changes"
 MAX_NOTE = 4000
@@ -37,10 +39,20 @@ async def handle(task: Task, ctx: TaskContext) -> Outcome:
     return await make_handler(load_settings())(task, ctx)
 
 
+def check_config(config: Config) -> None:
+    """At start: the section parses, and the agent's sandbox can run here (or `sandbox =
+    false` says to go without), so the capability refuses to start with one line instead."""
+    settings = load_settings(config.path) if config.path else load_settings()
+    if why := refusal(settings):
+        raise SettingsError(why)
+
+
 def make_handler(settings: CodeSettings, *, checkpoint: Checkpoint = no_checkpoint) -> Handler:
     """A handler bound to `settings` (and, in tests, crash hooks)."""
 
     async def handler(task: Task, ctx: TaskContext) -> Outcome:
+        if why := await asyncio.to_thread(refusal, settings):
+            return Fail(why, retryable=True)  # nothing ran; a fixed config lets it run
         try:
             payload = parse_payload(task.payload,
                                     max_instruction_bytes=settings.max_instruction_bytes,

@@ -12,11 +12,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from taskqueue import ConfigError, ConfigSection, data_dir, secret_register_env, workload_section
 
-__all__ = ["PLACEHOLDERS", "SECTION", "CodeSettings", "SettingsError", "load_settings"]
+__all__ = ["PLACEHOLDERS", "SECRET_ENV", "SECTION", "CodeSettings", "SettingsError",
+           "load_settings"]
 
 SECTION = "workloads.code_changes"
 CONFIG_ENV = "SIGNOFF_CONFIG"
@@ -30,9 +34,14 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)\}")
 _KEYS = {"workspace", "branch_prefix", "agent_command", "agent_timeout_seconds",
          "test_command", "test_timeout_seconds", "git_timeout_seconds", "author_name",
          "author_email", "output_tail_bytes", "log_max_bytes", "max_instruction_bytes",
-         "allowed_repos", "github"}
+         "allowed_repos", "github", "sandbox", "sandbox_network", "sandbox_bwrap",
+         "sandbox_pasta", "sandbox_host_ports", "sandbox_env", "sandbox_read", "sandbox_hide"}
 _GITHUB_KEYS = {"api_url", "repo", "timeout_seconds"}
 _BRANCH_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,60}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
+# Never handed to the agent, even when named in sandbox_env: the queue's and Signoff's own.
+SECRET_ENV = re.compile(r"^(DATABASE_URL|PG[A-Z]*|SIGNOFF_\w*|TELEGRAM_\w*)$")
+MAX_HOST_PORTS = 16
 
 
 class SettingsError(ConfigError):
@@ -72,6 +81,23 @@ class CodeSettings:
     max_instruction_bytes: int = 20 * 1024
     allowed_repos: tuple[str, ...] = ()  # empty: any repository
     github: GitHubSettings | None = None
+    sandbox: bool = True  # the agent and the tests run in bubblewrap (sandbox.py)
+    # true: a network of its own through pasta (the outside, not the host's loopback);
+    # false: none at all; "host": the host's network, loopback services included
+    sandbox_network: bool | Literal["host"] = True
+    sandbox_bwrap: str = "bwrap"
+    sandbox_pasta: str = "pasta"
+    sandbox_host_ports: tuple[int, ...] = ()  # host loopback TCP ports shown inside (a model)
+    sandbox_env: tuple[str, ...] = ()  # more variables passed through (a model's API key)
+    sandbox_read: tuple[Path, ...] = ()  # hidden paths shown again, read-only
+    sandbox_hide: tuple[Path, ...] = ()  # more paths hidden
+
+    @property
+    def network(self) -> Literal["own", "host", "none"]:
+        """Which network the sandbox gets (sandbox.py)."""
+        if self.sandbox_network == "host":
+            return "host"
+        return "own" if self.sandbox_network else "none"
 
 
 def load_settings(path: str | os.PathLike[str] | None = None,
@@ -108,7 +134,55 @@ def build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> CodeSet
         max_instruction_bytes=_CHECK.positive(raw, "max_instruction_bytes", 20 * 1024, whole=True),
         allowed_repos=_strings(raw, "allowed_repos"),
         github=_github(raw.get("github"), env),
+        **_sandbox(raw, base),
+        **_network(raw, env),
     )
+
+
+def _network(raw: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    network = raw.get("sandbox_network", True)
+    if not isinstance(network, bool) and network != "host":
+        raise _fail("sandbox_network", f'must be true, false or "host", not {network!r}')
+    ports = raw.get("sandbox_host_ports", [])
+    if (not isinstance(ports, list) or len(ports) > MAX_HOST_PORTS
+            or not all(type(p) is int and 0 < p < 65536 for p in ports)):
+        raise _fail("sandbox_host_ports", f"must be an array of at most {MAX_HOST_PORTS} "
+                                          "TCP port numbers (1-65535)")
+    if ports and network is not True:
+        raise _fail("sandbox_host_ports", "only with sandbox_network = true (with \"host\" "
+                                          "every local port is reachable, with false none)")
+    if clash := sorted(set(ports) & database_ports(env)):
+        raise _fail("sandbox_host_ports", f"{clash[0]} is the database's port; the agent must "
+                                          "never reach PostgreSQL")
+    return {"sandbox_network": network,
+            "sandbox_pasta": _CHECK.text(raw, "sandbox_pasta", "pasta", one_line=True),
+            "sandbox_host_ports": tuple(dict.fromkeys(ports))}
+
+
+def database_ports(env: Mapping[str, str]) -> set[int]:
+    """PostgreSQL's ports the agent must never be shown: 5432 always, and DATABASE_URL's
+    (or PGPORT). The embedded server listens on a socket in the data folder, hidden anyway."""
+    default = env.get("PGPORT", "5432")
+    try:
+        given = conninfo_to_dict(env.get("DATABASE_URL", "")).get("port") or default
+    except psycopg.Error:  # a bad DSN is the queue's error to report, not this check's
+        given = default
+    return {int(p) for p in str(given).split(",") if p.strip().isdigit()} | {5432}
+
+
+def _sandbox(raw: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    if not isinstance(raw.get("sandbox", True), bool):
+        raise _fail("sandbox", f"must be true or false, not {raw['sandbox']!r}")
+    names = _strings(raw, "sandbox_env")
+    for name in names:
+        if not _ENV_NAME.match(name) or SECRET_ENV.match(name):
+            raise _fail("sandbox_env", f"{name!r} is not a variable the agent may get "
+                                       "(a plain name, not the queue's or Signoff's secrets)")
+    return {"sandbox": raw.get("sandbox", True),
+            "sandbox_bwrap": _CHECK.text(raw, "sandbox_bwrap", "bwrap", one_line=True),
+            "sandbox_env": names,
+            "sandbox_read": tuple(_path(base, p) for p in _strings(raw, "sandbox_read")),
+            "sandbox_hide": tuple(_path(base, p) for p in _strings(raw, "sandbox_hide"))}
 
 
 def _path(base: Path, value: str) -> Path:

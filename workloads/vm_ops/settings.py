@@ -20,7 +20,8 @@ __all__ = ["PASSWORD_ENV", "SECTION", "SettingsError", "VmSettings", "load_setti
 SECTION = "workloads.vm_ops"
 CONFIG_ENV = "SIGNOFF_CONFIG"
 PASSWORD_ENV = "SIGNOFF_VCENTER_PASSWORD"
-_KEYS = {"driver", "vcenter_url", "user", "datacenter", "verify_tls", "libvirt_uri",
+_KEYS = {"driver", "vcenter_url", "user", "datacenter", "verify_tls", "ca_file",
+         "resource_pool", "libvirt_uri",
          "allow_names", "allow_patterns", "allow_folders", "allow_delete", "max_cpus",
          "max_memory_mb", "task_timeout_seconds", "poll_seconds"}
 # Masked in every log line, error and message of the process (registered at import, when
@@ -48,6 +49,8 @@ class VmSettings:
     password: str = ""
     datacenter: str = ""
     verify_tls: bool = True
+    ca_file: str = ""  # a PEM file of CA certificates to trust (empty: the system's)
+    resource_pool: str = ""  # clones go here: a path below the datacenter's host folder
     libvirt_uri: str = ""
     allow_names: tuple[str, ...] = ()
     allow_patterns: tuple[str, ...] = ()  # shell-style globs on the VM's name
@@ -101,10 +104,17 @@ def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
     if not url.startswith("https://"):
         raise _fail("vcenter_url", f"must start with https:// (vCenter is HTTPS only), not {url!r}")
     return replace(settings, vcenter_url=url, user=_CHECK.text(raw, "user", required=True),
-                    password=env.get(PASSWORD_ENV, ""))
+                   password=env.get(PASSWORD_ENV, ""), ca_file=_ca_file(raw, settings),
+                   resource_pool=_CHECK.text(raw, "resource_pool", "", empty=True).strip("/"))
 
 
-
+def _ca_file(raw: Mapping[str, Any], settings: VmSettings) -> str:
+    path = _CHECK.text(raw, "ca_file", "", empty=True)
+    if path and not settings.verify_tls:
+        raise _fail("ca_file", "is only read with verify_tls = true")
+    if path and not (os.path.isabs(path) and os.path.isfile(path)):
+        raise _fail("ca_file", f"must be the absolute path of a readable file, not {path!r}")
+    return path
 
 
 def _names(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:

@@ -7,6 +7,8 @@ for by polling its `info.state`, so the caller's thread returns when vCenter say
 
 from __future__ import annotations
 
+import re
+import ssl
 import time
 from typing import Any
 from urllib.parse import urlparse
@@ -26,10 +28,49 @@ _PROPS = ["name", "runtime.powerState", "runtime.bootTime", "config.hardware.num
 PC = vmodl.query.PropertyCollector
 
 
+# vcsim puts the Go type (`*types.InvalidArgument`) where vCenter puts a sentence.
+_GO_TYPE = re.compile(r"^\*?types\.\w+$")
+# Fault fields worth naming beside the message (vmodl.fault.InvalidArgument and kin).
+_DETAILS = (("invalidProperty", "property"), ("name", "name"), ("existingState", "state"),
+            ("file", "file"))
+
+
+def _fault_text(exc: BaseException) -> str:
+    """A vSphere fault as one line: its name, message(s) and the property it names."""
+    name = type(exc).__name__.rsplit(".", 1)[-1]
+    if not isinstance(exc, vmodl.MethodFault):
+        return str(exc) or name
+    said = [str(getattr(exc, "msg", None) or "")]
+    said += [str(m.message or m.key or "") for m in getattr(exc, "faultMessage", None) or ()]
+    said = [m for m in dict.fromkeys(said) if m.strip() and not _GO_TYPE.match(m.strip())]
+    details = [f"{label} {getattr(exc, field)}" for field, label in _DETAILS
+               if isinstance(getattr(exc, field, None), str) and getattr(exc, field)]
+    text = f"{name}: {'; '.join(said)}" if said else name
+    return f"{text} ({', '.join(details)})" if details else text
+
+
 def _error(exc: BaseException) -> DriverError:
-    msg = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
     retryable = isinstance(exc, OSError)
-    return DriverError(f"vSphere: {' '.join(str(msg).split())[:300]}", retryable=retryable)
+    return DriverError(f"vSphere: {' '.join(_fault_text(exc).split())[:300]}",
+                       retryable=retryable)
+
+
+def _tls(settings: VmSettings) -> dict[str, Any]:
+    """The TLS arguments: pyVmomi skips certificate checks for localhost, 127.0.0.1 and ::1
+    unless it is handed a context, so verify_tls always hands it one that checks."""
+    if not settings.verify_tls:
+        return {"disableSslCertValidation": True}
+    context = ssl.create_default_context(cafile=settings.ca_file or None)
+    context.check_hostname, context.verify_mode = True, ssl.CERT_REQUIRED
+    return {"sslContext": context}
+
+
+def _connect_error(netloc: str, exc: Exception) -> DriverError:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        why = exc.verify_message or exc.reason or "certificate verify failed"
+        return DriverError(f"vSphere: the certificate of {netloc} is not trusted ({why}); "
+                           f"set ca_file to its CA, or verify_tls = false", retryable=True)
+    return DriverError(f"vSphere: cannot connect to {netloc}: {exc}", retryable=True)
 
 
 class VSphereDriver:
@@ -45,8 +86,7 @@ class VSphereDriver:
         stub = None
         try:
             stub = SmartStubAdapter(host=url.hostname, port=url.port or 443,
-                                    disableSslCertValidation=not settings.verify_tls,
-                                    httpConnectionTimeout=30)
+                                    httpConnectionTimeout=30, **_tls(settings))
             si = vim.ServiceInstance("ServiceInstance", stub)
             sessions: Any = si.RetrieveContent().sessionManager
             sessions.Login(settings.user, settings.password, None)
@@ -56,8 +96,7 @@ class VSphereDriver:
         except Exception as exc:  # a network or TLS error: the vCenter may come back
             if stub is not None:
                 stub.DropConnections()
-            raise DriverError(f"vSphere: cannot connect to {url.netloc}: {exc}",
-                              retryable=True) from None
+            raise _connect_error(url.netloc, exc) from None
         dc = cls._datacenter(si, settings.datacenter)
         return cls(si, dc, f"{url.hostname}/{dc.name}", settings)
 
@@ -145,10 +184,32 @@ class VSphereDriver:
         except Exception as exc:
             raise _error(exc) from None
 
+    def _pool(self, source: Any) -> Any:
+        """Where a clone goes: the configured pool, else the source's own pool, else (a
+        template has none) the root pool of its host's cluster or compute resource."""
+        if self.settings.resource_pool:
+            path = f"{self.dc.name}/host/{self.settings.resource_pool}"
+            pool = self.content.searchIndex.FindByInventoryPath(path)
+            if not isinstance(pool, vim.ResourcePool):
+                raise DriverError(f"vSphere: resource_pool {self.settings.resource_pool!r} "
+                                  f"is not a resource pool in {self.dc.name}")
+            return pool
+        vm = self._retrieve([source], vim.VirtualMachine, ["resourcePool", "runtime.host"])[0]
+        if vm.get("resourcePool") is not None:
+            return vm["resourcePool"]
+        host = self._retrieve([vm["runtime.host"]], vim.HostSystem, ["parent"])[0]["parent"]
+        return self._retrieve([host], vim.ComputeResource, ["resourcePool"])[0]["resourcePool"]
+
     def clone(self, template: str, name: str) -> None:
         source = self._vm(template)
-        parent = self._retrieve([source], vim.VirtualMachine, ["parent"])[0]["parent"]
-        spec = vim.vm.CloneSpec(location=vim.vm.RelocateSpec(), powerOn=False, template=False)
+        try:
+            parent = self._retrieve([source], vim.VirtualMachine, ["parent"])[0]["parent"]
+            location = vim.vm.RelocateSpec(pool=self._pool(source))
+        except DriverError:
+            raise
+        except Exception as exc:
+            raise _error(exc) from None
+        spec = vim.vm.CloneSpec(location=location, powerOn=False, template=False)
         self._task(lambda: source.CloneVM_Task(folder=parent, name=name, spec=spec))
 
     def power_on(self, name: str) -> None:

@@ -82,7 +82,14 @@ def settings(tmp_path: Path, github: FakeGitHub) -> CodeSettings:
         test_timeout=20,
         git_timeout=20,
         github=GitHubSettings(api_url=github.base_url, repo="acme/widgets", token=TOKEN),
+        sandbox_read=sandbox_read(agents),
     )
+
+
+def sandbox_read(*more: Path) -> tuple[Path, ...]:
+    """What the stand-in agents need shown in the sandbox: Python's own installation (it
+    may sit in root's home folder, which the sandbox hides) and their folder under /tmp."""
+    return (Path(sys.base_prefix), *more)
 
 
 def with_agent(settings: CodeSettings, folder: Path, name: str, source: str,

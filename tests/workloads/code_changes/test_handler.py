@@ -170,7 +170,10 @@ async def test_shutdown_while_the_agent_runs_kills_its_group_and_releases_the_ta
     pids = tmp_path / "pids"
     monkeypatch.setenv("HANG_PIDS", str(pids))
     monkeypatch.setenv("HANG_MARKER", str(tmp_path / "marker"))
-    settings = with_agent(settings, tmp_path / "agents", "hang", HANG_ONCE)
+    # Outside the sandbox: the test reads the agent's host pids (test_sandbox.py checks
+    # that a sandboxed run leaves no process behind).
+    settings = with_agent(settings, tmp_path / "agents", "hang", HANG_ONCE, sandbox=False,
+                          sandbox_env=("HANG_PIDS", "HANG_MARKER"))
     task_id = (await queue.task_enqueue(CAPABILITY, payload(remote))).id
     async with running_pool(queue, run_of(settings), grace=5):
         await wait_for(lambda: _exists(pids), timeout=15)

@@ -76,6 +76,9 @@ def _config(settings: CodeSettings, folder: Path) -> Path:
     path.write_text(
         f'[workloads.code_changes]\nworkspace = "{settings.workspace}"\n'
         f"agent_command = [{argv}]\nagent_timeout_seconds = 60\n"
+        # The test reads the agent's host pids and a file it writes under /tmp: outside the
+        # sandbox (test_sandbox.py checks that a sandboxed run leaves no process behind).
+        f'sandbox = false\nsandbox_env = ["HANG_PIDS", "HANG_MARKER"]\n'
         f'[workloads.code_changes.github]\napi_url = "{gh.api_url}"\nrepo = "acme/widgets"\n')
     return path
 

@@ -24,6 +24,7 @@ def _config(settings: CodeSettings, tmp_path: Path) -> Path:
     assert settings.github is not None
     argv = json.dumps(list(settings.agent_command))
     tests = json.dumps(list(settings.test_command))
+    shown = json.dumps([str(p) for p in settings.sandbox_read])
     path = tmp_path / "signoff.toml"
     path.write_text(f"""
 [worker]
@@ -41,6 +42,7 @@ lease_seconds = 30
 workspace = "{settings.workspace}"
 agent_command = {argv}
 test_command = {tests}
+sandbox_read = {shown}
 
 [workloads.code_changes.github]
 api_url = "{settings.github.api_url}"

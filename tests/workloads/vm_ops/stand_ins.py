@@ -58,11 +58,13 @@ def build_vcsim() -> Path:
 
 @dataclass
 class VcSim:
-    """One running vcsim: its SDK URL and the file its SOAP traffic goes to."""
+    """One running vcsim: its SDK URL, the file its SOAP traffic goes to, and its
+    self-signed certificate (PEM)."""
 
     url: str
     trace: Path
     proc: subprocess.Popen[bytes]
+    cert: Path
 
     def mutations(self) -> list[str]:
         """The mutating methods vCenter received so far, in order."""
@@ -80,15 +82,15 @@ class VcSim:
 @contextmanager
 def running_vcsim(binary: Path, folder: Path) -> Iterator[VcSim]:
     """vcsim on a free port of 127.0.0.1 over HTTPS, killed on exit."""
-    trace = folder / "vcsim-trace.log"
+    trace, cert = folder / "vcsim-trace.log", folder / "vcsim-cert.pem"
     proc = subprocess.Popen([str(binary), "-port", "0", "-user", USER, "-pass", PASSWORD,
-                             "-trace", str(trace)], stdout=subprocess.PIPE,
+                             "-trace", str(trace), "-cert", str(cert)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().decode().strip()
         assert url.startswith("https://127.0.0.1:"), url
-        yield VcSim(url, trace, proc)
+        yield VcSim(url, trace, proc, cert)
     finally:
         proc.kill()
         proc.wait(10)

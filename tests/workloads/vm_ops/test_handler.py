@@ -182,9 +182,17 @@ async def test_nothing_to_change_completes_without_asking(
     assert (await queue.task_detail(task_id)).approvals == ()
 
 
+@pytest.mark.parametrize("marked", [False, True], ids=["plain-vm", "marked-template"])
 async def test_a_clone_from_a_template_is_created_after_the_approve(
-        queue: TaskQueue, vcsim: VcSim) -> None:
-    handler = make_handler(vcsim.settings())
+        queue: TaskQueue, vcsim: VcSim, marked: bool) -> None:
+    settings = vcsim.settings()
+    if marked:  # a VM marked as template has no resource pool of its own
+        setup = make_driver(settings)
+        setup.power_off("DC0_H0_VM1")
+        setup._vm("DC0_H0_VM1").MarkAsTemplate()  # type: ignore[attr-defined]
+        setup.close()
+    before = len(vcsim.mutations())
+    handler = make_handler(settings)
     task_id = await enqueue(queue, "web-01", "clone", template="DC0_H0_VM1")
     await tick(queue, handler)
     request = await _parked(queue, task_id)
@@ -193,5 +201,5 @@ async def test_a_clone_from_a_template_is_created_after_the_approve(
     await tick(queue, handler)
     task = await queue.task_get(task_id)
     assert task.status == Status.SUCCEEDED, task.last_error
-    assert vcsim.mutations() == ["CloneVM_Task"]
+    assert vcsim.mutations()[before:] == ["CloneVM_Task"]
     assert task.result is not None and task.result["verified"]["power"] == "off"

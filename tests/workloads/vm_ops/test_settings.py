@@ -36,6 +36,16 @@ def test_vsphere_settings_come_from_the_file_and_the_password_from_env(tmp_path:
     assert s.allow_folders == ("homelab",) and s.allow_patterns == ("lab-*",)
 
 
+def test_vsphere_takes_a_ca_file_and_a_resource_pool(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n", "utf-8")
+    text = VSPHERE + f'ca_file = "{ca}"\nresource_pool = "/cluster1/Resources/lab/"\n'
+    s = load_settings(_file(tmp_path, text), env={})
+    assert (s.ca_file, s.resource_pool) == (str(ca), "cluster1/Resources/lab")
+    plain = load_settings(_file(tmp_path, VSPHERE), env={})
+    assert (plain.ca_file, plain.resource_pool) == ("", "")
+
+
 def test_the_config_file_is_found_through_signoff_config(tmp_path: Path) -> None:
     path = _file(tmp_path, '[workloads.vm_ops]\ndriver = "libvirt"\n'
                            'libvirt_uri = "qemu:///system"\nallow_names = ["a"]\n')
@@ -52,6 +62,11 @@ def test_the_config_file_is_found_through_signoff_config(tmp_path: Path) -> None
     ('driver = "vsphere"\nvcenter_url = "http://vc/sdk"\nuser = "u"\nallow_names = ["a"]',
      "must start with https://"),
     ('driver = "vsphere"\npassword = "x"', "secrets never go in the file"),
+    (VSPHERE.split("\n", 1)[1] + 'ca_file = "certs/ca.pem"', "ca_file: must be the absolute"),
+    (VSPHERE.split("\n", 1)[1] + 'ca_file = "/no/such/ca.pem"', "ca_file: must be the absolute"),
+    (VSPHERE.split("\n", 1)[1] + 'verify_tls = false\nca_file = "/etc/hostname"',
+     "ca_file: is only read with verify_tls = true"),
+    (VSPHERE.split("\n", 1)[1] + "resource_pool = 7", "resource_pool: must be"),
 ])
 def test_a_bad_setting_names_its_key(tmp_path: Path, text: str, error: str) -> None:
     with pytest.raises(SettingsError, match=error) as err:

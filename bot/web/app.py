@@ -1,0 +1,171 @@
+"""WebApp: the web inbox's routes, sign-in and CSRF checks, security headers, and the web
+channel's loop, mounted on an aiohttp Application (the service's `[http]` listener, or
+`signoff web`'s own).
+
+Every page needs a signed-in person; every POST needs the CSRF token bound to the
+session (the sign-in form's to a pre-session cookie). Every answer carries a CSP with no
+inline script, `X-Content-Type-Options: nosniff` and a no-framing rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from bot.web.channel import WebChannel
+from bot.web.evidence import PdfPages, Shown
+from bot.web.live import Live
+from bot.web.ratelimit import LoginLimiter
+from bot.web.render import as_json, wants_json
+from bot.web.sessions import PRE, PRE_COOKIE, SESSION, SESSION_COOKIE, Session, Signer
+from bot.web.settings import WebSettings
+from bot.web.store import AccountStore
+from taskqueue import SignalConfig, TaskQueue
+
+log = logging.getLogger("signoff.web")
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+       "form-action 'self'")
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"}
+# Largest form accepted (a note is at most a few KiB).
+MAX_FORM_BYTES = 64 * 1024
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class WebApp:
+    """`setup(app)` adds the routes, the checks and the channel's loop to `app`."""
+
+    def __init__(self, queue: TaskQueue, settings: WebSettings | None = None, *,
+                 signal_config: SignalConfig | None = None, telegram: bool = False) -> None:
+        self.queue = queue
+        self.settings = settings or WebSettings()
+        self.signal_config = signal_config
+        self.telegram = telegram
+        self.store = AccountStore(queue.pool)
+        self.live = Live()
+        self.channel = WebChannel(queue, self.live)
+        self.pdfs = PdfPages()
+        self.shown = Shown()
+        self.limiter = LoginLimiter()
+        self.signer: Signer | None = None
+        self._owned: set[Any] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def setup(self, app: web.Application) -> None:
+        from bot.web.pages import add_routes
+
+        app[KEY] = self
+        before = set(app.router.resources())
+        add_routes(app.router)
+        self._owned = set(app.router.resources()) - before
+        app.middlewares.append(self._middleware)
+        app.on_startup.append(self._startup)
+        app.on_shutdown.append(self._shutdown)
+        app.on_cleanup.append(self._cleanup)
+
+    async def _startup(self, app: web.Application) -> None:
+        self.signer = Signer(await self.store.secret_ensure())
+        await self.channel.register()
+        self._task = asyncio.create_task(self.channel.run(), name="signoff-web-channel")
+        role = ("a second approval channel beside Telegram" if self.telegram
+                else "the approval channel (Telegram is off)")
+        log.info("web: inbox served, %s", role)
+
+    async def _shutdown(self, app: web.Application) -> None:
+        self.live.close()  # open event streams end, so the server need not wait for them
+
+    async def _cleanup(self, app: web.Application) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            response = await self._checked(request, handler)
+        except web.HTTPException as exc:
+            exc.headers.update(SECURITY_HEADERS)
+            raise
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    async def _checked(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        resource = request.match_info.route.resource
+        if resource not in self._owned:
+            return await handler(request)  # /healthz, /metrics, or nothing at all
+        public = getattr(request.match_info.handler, "public", False)
+        session = await self.session(request)
+        request[SESSION] = session
+        if request.method == "POST":
+            await self._check_csrf(request, session)
+        if session is None and not public:
+            return self._sign_in_first(request)
+        return await handler(request)
+
+    async def session(self, request: web.Request) -> Session | None:
+        """The signed-in person, when the cookie is ours and the account still stands."""
+        assert self.signer is not None
+        found = self.signer.session(request.cookies.get(SESSION_COOKIE))
+        if found is None:
+            return None
+        account = await self.store.account_get(found.account)
+        if account is None or account.password_changed_at.timestamp() > found.issued:
+            return None
+        return found
+
+    def csrf_token(self, request: web.Request) -> str:
+        """The token this request's forms carry."""
+        assert self.signer is not None
+        session: Session | None = request.get(SESSION)
+        bound = session.sid if session else request.get(PRE) or request.cookies.get(
+            PRE_COOKIE, "")
+        return self.signer.csrf_token(bound)
+
+    async def _check_csrf(self, request: web.Request, session: Session | None) -> None:
+        assert self.signer is not None
+        if (request.content_length or 0) > MAX_FORM_BYTES:
+            raise web.HTTPRequestEntityTooLarge(max_size=MAX_FORM_BYTES,
+                                                actual_size=request.content_length or 0)
+        form = await request.post()
+        token = request.headers.get("X-CSRF-Token") or form.get("csrf_token")
+        bound = session.sid if session else request.cookies.get(PRE_COOKIE)
+        if not self.signer.csrf_ok(bound, token if isinstance(token, str) else None):
+            log.warning("web refused a post without a valid CSRF token path=%s address=%s",
+                        request.path, request.remote)
+            raise web.HTTPForbidden(text="This form has expired or did not come from this "
+                                         "site (CSRF check). Reload the page and try again.")
+
+    @staticmethod
+    def _sign_in_first(request: web.Request) -> web.StreamResponse:
+        if wants_json(request) or request.method != "GET":
+            return as_json({"error": "sign in first"}, status=401)
+        raise web.HTTPSeeOther("/login?" + urlencode({"next": request.rel_url.path_qs}))
+
+    def decider(self, request: web.Request) -> str:
+        """The name a decision made by this request is recorded under: `web:<account>`."""
+        session: Session | None = request.get(SESSION)
+        assert session is not None
+        return f"web:{session.account}"
+
+
+KEY = web.AppKey("signoff_web", WebApp)
+
+
+def public(handler: Handler) -> Handler:
+    """Mark a handler as served without signing in (the sign-in page, static files)."""
+    handler.public = True  # type: ignore[attr-defined]
+    return handler
+
+
+def web_app(request: web.Request) -> WebApp:
+    return request.app[KEY]

@@ -1,0 +1,12 @@
+"""The web inbox's pages: one module per page, each a handler and a template of that name."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.pages import files, inbox, login, queue, signals, stream, task
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    for module in (login, inbox, task, queue, signals, files, stream):
+        module.add_routes(router)

@@ -1,0 +1,101 @@
+"""The inbox: open approvals, oldest first, each with its evidence and Approve / Revise /
+Skip; and the decision itself (a POST), recorded as the signed-in person."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from bot.web.app import web_app
+from bot.web.pages.base import EXT, context, int_arg
+from bot.web.pages.cards import card
+from bot.web.render import as_json, fragment, html, person, wants_json
+from taskqueue import AlreadyDecided, Approval, ApprovalExpired, Conflict, Decision, NotFound
+
+log = logging.getLogger("signoff.web.inbox")
+
+# The inbox shows at most this many questions (the oldest first).
+MAX_SHOWN = 100
+CHOICES = {"approve": Decision.APPROVED, "revise": Decision.REVISED, "skip": Decision.SKIPPED}
+
+
+async def inbox(request: web.Request) -> web.Response:
+    app = web_app(request)
+    open_ = await app.queue.approval_list_open()
+    cards = [await card(app, a) for a in open_[:MAX_SHOWN]]
+    if wants_json(request):
+        return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards]})
+    return html("inbox", context(request, "inbox", "Inbox", cards=cards, total=len(open_)))
+
+
+async def card_fragment(request: web.Request) -> web.Response:
+    """One approval's card (the page's script inserts new ones without a reload)."""
+    app = web_app(request)
+    try:
+        approval = await app.queue.approval_get(int_arg(request, "id"))
+    except NotFound:
+        raise web.HTTPNotFound() from None
+    shown = await card(app, approval)
+    text = fragment("card", context(request, "inbox", "", c=shown))
+    return web.Response(text=text, content_type="text/html", charset="utf-8")
+
+
+def outcome(approval: Approval) -> dict[str, object]:
+    return {"approval_id": approval.id, "task_id": approval.task_id,
+            "decision": approval.decision.value if approval.decision else None,
+            "decided_by": approval.decided_by, "decided_at": approval.decided_at,
+            "note": approval.note}
+
+
+async def approval_state(request: web.Request) -> web.Response:
+    """Whether an approval is still open, and who decided what when (JSON)."""
+    try:
+        approval = await web_app(request).queue.approval_get(int_arg(request, "id"))
+    except NotFound:
+        return as_json({"error": "no such approval"}, status=404)
+    task = await web_app(request).queue.task_get(approval.task_id)
+    return as_json(outcome(approval) | {"task_status": task.status.value})
+
+
+async def decide(request: web.Request) -> web.Response:
+    app = web_app(request)
+    approval_id = int_arg(request, "id")
+    form = await request.post()
+    choice = CHOICES.get(str(form.get("decision", "")))
+    note = str(form.get("note", "")).replace("\r\n", "\n").strip() or None
+    if choice is None:
+        return _answer(request, approval_id, 400, "choose approve, revise or skip")
+    if choice is Decision.REVISED and not note:
+        return _answer(request, approval_id, 400, "a revise needs a note saying what to change")
+    try:
+        decided = await app.queue.approval_decide(approval_id, choice, app.decider(request),
+                                                  note)
+    except AlreadyDecided as exc:
+        return _answer(request, approval_id, 409,
+                       f"already {exc.decision} by {person(exc.decided_by)}")
+    except ApprovalExpired:
+        return _answer(request, approval_id, 409, "this approval expired; nothing was decided")
+    except (Conflict, NotFound) as exc:
+        return _answer(request, approval_id, 409, str(exc))
+    log.info("approval decided task=%s approval=%s decision=%s by=%s", decided.task_id,
+             decided.id, choice.value, decided.decided_by)
+    if request.headers.get("Accept", "").startswith("application/json"):
+        return as_json({"ok": True, **outcome(decided)})
+    raise web.HTTPSeeOther(f"/#approval-{approval_id}")
+
+
+def _answer(request: web.Request, approval_id: int, status: int, error: str) -> web.Response:
+    if request.headers.get("Accept", "").startswith("application/json"):
+        return as_json({"ok": False, "error": error, "approval_id": approval_id},
+                       status=status)
+    return html("refused", context(request, "inbox", "Not decided", error=error,
+                                   approval_id=approval_id), status=status)
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_get("/", inbox)
+    router.add_get("/inbox" + EXT, inbox)
+    router.add_get(r"/approvals/{id:\d+}/card", card_fragment)
+    router.add_get(r"/approvals/{id:\d+}" + EXT, approval_state)
+    router.add_post(r"/approvals/{id:\d+}/decide", decide)

@@ -1,0 +1,90 @@
+"""`signoff web`: the web inbox on its own listener (plain HTTP, or TLS with a certificate),
+until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import ssl
+
+from aiohttp import web
+
+from bot.web.app import WebApp
+from bot.web.part import refuse_without_accounts
+from bot.web.settings import from_config
+from bot.web.store import migrate_accounts
+from taskqueue import (
+    Config,
+    ConfigError,
+    TaskQueue,
+    describe_dsn,
+    migrate,
+    parse_listen,
+    resolve_dsn,
+)
+
+log = logging.getLogger("signoff.web")
+
+
+def tls_context(certfile: str | None, keyfile: str | None) -> ssl.SSLContext | None:
+    if not certfile:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"cannot load the TLS certificate {certfile}: {exc}") from None
+    return context
+
+
+async def serve(config: Config, listen: str, *, certfile: str | None = None,
+                keyfile: str | None = None, ready: asyncio.Event | None = None,
+                stop: asyncio.Event | None = None) -> int:
+    """Serve until `stop` is set (or a signal comes); 0 after a clean stop."""
+    try:
+        host, port = parse_listen(listen)
+    except ValueError as exc:
+        raise ConfigError(f"--listen: {exc}") from None
+    context = tls_context(certfile, keyfile)
+    dsn = resolve_dsn()
+    await migrate(dsn)
+    await migrate_accounts(dsn)
+    log.info("database: %s", describe_dsn(dsn))
+    async with TaskQueue.connect(dsn, max_size=8) as queue:
+        webapp = WebApp(queue, from_config(config), signal_config=config.signals)
+        await refuse_without_accounts(webapp.store, host, port)
+        app = web.Application(client_max_size=1024 * 1024)
+        webapp.setup(app)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, host, port, ssl_context=context)
+            try:
+                await site.start()
+            except OSError as exc:
+                raise ConfigError(f"cannot listen on {host}:{port} "
+                                  f"({exc.strerror or exc})") from None
+            scheme = "https" if context else "http"
+            log.warning("signoff web: serving on %s://%s:%d", scheme, host, port)
+            if ready is not None:
+                ready.set()
+            await _wait(stop or asyncio.Event())
+        finally:
+            await runner.cleanup()
+    return 0
+
+
+async def _wait(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for sig in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)

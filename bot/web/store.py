@@ -1,0 +1,104 @@
+"""The web channel's own tables (`web_accounts`, `web_secrets`): who may sign in, and the key
+that signs sessions. Migrated by the bot as owner "web"; queries are named blocks in
+sql/queries.sql, loaded once."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from taskqueue import BadInput, migrate, parse_queries
+
+OWNER = "web"
+NAME_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Account:
+    """A person who may sign in (the hash only when read for a sign-in)."""
+
+    name: str
+    created_at: datetime
+    password_changed_at: datetime
+    last_login_at: datetime | None = None
+    password_hash: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "created_at": self.created_at.isoformat(),
+                "password_changed_at": self.password_changed_at.isoformat(),
+                "last_login_at": self.last_login_at.isoformat() if self.last_login_at else None}
+
+
+def check_account_name(name: str) -> str:
+    """An account name: 1-64 letters, digits, `_.@-`, starting with a letter or digit."""
+    if not isinstance(name, str) or not NAME_RULE.match(name):
+        raise BadInput("an account name is 1-64 letters, digits, _ . @ or -, starting with a "
+                       "letter or digit")
+    return name
+
+
+@cache
+def _queries() -> dict[str, str]:
+    return parse_queries(resources.files(__package__).joinpath("sql", "queries.sql")
+                         .read_text("utf-8"))
+
+
+async def migrate_accounts(dsn: str) -> list[str]:
+    """Apply the channel's own migrations (after the core's)."""
+    folder = Path(str(resources.files(__package__).joinpath("migrations")))
+    return await migrate(dsn, folder, owner=OWNER)
+
+
+class AccountStore:
+    """Reads and writes the web channel's tables on a connection pool."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self.pool = pool
+
+    async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        async with self.pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(_queries()[name], params)
+            if cur.description is None:
+                return []
+            return [dict(row) for row in await cur.fetchall()]  # the pool makes dict rows
+
+    async def account_add(self, name: str, password_hash: str) -> bool:
+        """Create an account; False when the name is taken."""
+        found = await self._rows("account_add", {"name": check_account_name(name),
+                                                 "hash": password_hash})
+        return bool(found)
+
+    async def account_password_set(self, name: str, password_hash: str) -> bool:
+        """Change a password (ending the account's sessions); False when there is none."""
+        return bool(await self._rows("account_password_set", {"name": name,
+                                                               "hash": password_hash}))
+
+    async def account_remove(self, name: str) -> bool:
+        return bool(await self._rows("account_remove", {"name": name}))
+
+    async def account_get(self, name: str) -> Account | None:
+        found = await self._rows("account_get", {"name": name})
+        return Account(**found[0]) if found else None
+
+    async def account_list(self) -> list[Account]:
+        return [Account(**r) for r in await self._rows("account_list", {})]
+
+    async def account_count(self) -> int:
+        return int((await self._rows("account_count", {}))[0]["n"])
+
+    async def account_logged_in(self, name: str) -> None:
+        await self._rows("account_logged_in", {"name": name})
+
+    async def secret_ensure(self, name: str = "session") -> bytes:
+        """The database's signing key, made on first use."""
+        found = await self._rows("secret_ensure", {"name": name,
+                                                   "value": secrets.token_hex(32)})
+        return bytes.fromhex(found[0]["value"])
