@@ -20,19 +20,25 @@ _REAPER_WORDS = {
 }
 
 
+def _n(count: int, one: str, many: str) -> str:
+    """`count` with its noun (and verb) agreeing: "1 question is", "2 questions are"."""
+    return f"{count} {one if count == 1 else many}"
+
+
 def sentences(s: Signals) -> dict[str, Any]:
     """What each signal means for the person reading it."""
     inc, nud = s.incident, s.nudge
-    incident = (f"Something is wrong with the system: {inc.count} tasks could run but no "
-                f"worker has taken them for over {inc.age_hours:g} h (the alarm is at more "
-                f"than {inc.threshold}). Check the workers and the service."
+    incident = (f"Something is wrong with the system: {_n(inc.count, 'task', 'tasks')} "
+                f"could run but no worker has taken them for over {inc.age_hours:g} h (the "
+                f"alarm is at more than {inc.threshold}). Check the workers and the service."
                 if inc.firing else
-                f"The system is keeping up: {inc.count} tasks have waited over "
+                f"The system is keeping up: {_n(inc.count, 'task has', 'tasks have')} waited over "
                 f"{inc.age_hours:g} h for a worker (the alarm is at more than {inc.threshold}).")
-    nudge = (f"People are behind: {nud.count} questions have waited over {nud.age_hours:g} h "
+    nudge = (f"People are behind: {_n(nud.count, 'question has', 'questions have')} waited over "
+             f"{nud.age_hours:g} h "
              f"for an answer (the nudge is at more than {nud.threshold}). Answer them in the "
              "inbox." if nud.firing else
-             f"Nobody is far behind: {nud.count} questions have waited over "
+             f"Nobody is far behind: {_n(nud.count, 'question has', 'questions have')} waited over "
              f"{nud.age_hours:g} h (the nudge is at more than {nud.threshold}).")
     reaper = ("The reaper has never run: crashed workers' tasks and unanswered questions "
               "are not being cleaned up yet." if s.reaper_at is None else
@@ -40,9 +46,11 @@ def sentences(s: Signals) -> dict[str, Any]:
     did = [f"{n} {_REAPER_WORDS.get(k, k)}" for k, n in (s.reaper_outcome or {}).items() if n]
     return {"incident": incident, "nudge": nudge, "reaper": reaper,
             "reaper_did": did or (["it found nothing to do"] if s.reaper_at else []),
-            "open": f"{s.open_approvals} questions are waiting for an answer now.",
-            "expired": f"{s.expired_approvals} questions expired unanswered in the last day.",
-            "failed": f"{s.failed_last_day} tasks failed for good in the last day."}
+            "open": f"{_n(s.open_approvals, 'question is', 'questions are')} waiting for an "
+                    "answer now.",
+            "expired": f"{_n(s.expired_approvals, 'question', 'questions')} expired unanswered "
+                       "in the last day.",
+            "failed": f"{_n(s.failed_last_day, 'task', 'tasks')} failed for good in the last day."}
 
 
 async def signals_page(request: web.Request) -> web.Response:

@@ -96,3 +96,5 @@ def test_queue_and_signals_pages_in_words_and_json(server: Server, page: Page,
     screenshot(page, shots, "signals")
     signals = page.request.get("/signals?format=json").json()
     assert signals["open_approvals"] == 1 and "keeping up" in signals["words"]["incident"]
+    assert signals["words"]["open"] == "1 question is waiting for an answer now."
+    assert signals["words"]["expired"].startswith("0 questions expired")
