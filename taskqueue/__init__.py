@@ -79,6 +79,7 @@ from taskqueue.runtime.handler import (
     load_handler,
 )
 from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
 from taskqueue.runtime.process import (
     LOG_FORMATS,
@@ -118,6 +119,7 @@ from taskqueue.store.states import TRANSITIONS, Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "LEADER_LOCK_KEY",
     "LOG_FORMATS",
     "LOG_LEVELS",
     "MASK",
@@ -163,6 +165,7 @@ __all__ = [
     "HealthCheck",
     "Heartbeat",
     "IncidentAlert",
+    "Leadership",
     "LeaseLost",
     "Listener",
     "ListenerHub",

@@ -50,12 +50,12 @@ async def test_a_burst_of_approvals_stays_within_the_limits(
     await bot.start()
     try:
         await fake.wait_for(lambda: fake.calls_to("sendMessage"), limit(30))
-        first = fake.calls_to("sendMessage")[0].received_at
+        first = fake.calls_to("sendMessage")[0].started_at
         await asyncio.sleep(WATCH_SECONDS)
     finally:
         await bot.stop()
-    times = [c.received_at for c in fake.calls_to("sendMessage")
-             if c.received_at <= first + WATCH_SECONDS]
+    times = [c.started_at for c in fake.calls_to("sendMessage")
+             if c.started_at <= first + WATCH_SECONDS]
     assert len(times) < APPROVALS  # the limiter held the rest back
     # The leaky bucket lets a burst of GROUP_RATE through, then GROUP_RATE a second: in any
     # second at most twice the rate, and over the whole watch no more than the rate allows.
@@ -78,5 +78,5 @@ async def test_a_429_is_still_honoured_once(settings: TelegramSettings, queue: T
         await bot.stop()
     calls = fake.calls_to("sendMessage", ok=False)
     assert [c.status for c in calls] == [429, 200]
-    assert calls[1].received_at - calls[0].received_at >= 1.0  # waited retry_after
-    assert time.monotonic() >= calls[1].received_at
+    assert calls[1].started_at - calls[0].started_at >= 1.0  # waited retry_after
+    assert time.monotonic() >= calls[1].started_at
