@@ -9,9 +9,12 @@ from collections.abc import Sequence
 
 from bot.service import Service
 from taskqueue import (
+    LOG_FORMATS,
+    LOG_LEVELS,
     configure_logging,
     freeze_startup_objects,
     load_config,
+    log_options,
     publish_path,
     run_main,
 )
@@ -23,11 +26,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the config file (default: $SIGNOFF_CONFIG, else built-in defaults)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log at DEBUG (default INFO); secrets stay masked")
+    parser.add_argument("--log-format", choices=LOG_FORMATS,
+                        help="text (default) or json: one JSON object a line "
+                             "(default $SIGNOFF_LOG_FORMAT)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS,
+                        help="debug, info (default), warning or error "
+                             "(default $SIGNOFF_LOG_LEVEL)")
     args = parser.parse_args(argv)
+    try:
+        log_format, level = log_options(args.log_format, args.log_level,
+                                        logging.DEBUG if args.verbose else logging.INFO)
+    except ValueError as exc:
+        parser.error(str(exc))
     # The Bot API client's request lines carry the token in the URL; tornado (the webhook
     # listener) logs each malformed request (general) and each refused one (access).
-    configure_logging(logging.DEBUG if args.verbose else logging.INFO,
-                      quiet=("telegram.request", "tornado.general"),
+    configure_logging(level, log_format, quiet=("telegram.request", "tornado.general"),
                       errors_only=("tornado.access",))
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)

@@ -36,6 +36,7 @@ from taskqueue import (
     Stopping,
     TaskQueue,
     Tick,
+    cron_trigger,
     load_handler,
 )
 
@@ -127,7 +128,7 @@ class ServiceScheduler:
             for p in cap.producers:
                 job = ProducerJob(self.queue, p.name, cap.name, load_handler(p.function),
                                   period=p.period, timezone=self.config.timezone)
-                trigger = CronTrigger.from_crontab(p.cron, timezone=self.tz)
+                trigger = cron_trigger(p.cron, self.config.timezone)
                 self.add(f"producer:{cap.name}:{p.name}", self._producer_body(job, trigger),
                          trigger, catch_up=True)
 

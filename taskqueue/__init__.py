@@ -55,7 +55,9 @@ from taskqueue.redact import (
     secret_register_env,
     secret_register_environment,
 )
+from taskqueue.runtime.backoff import Backoff, full_jitter
 from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
+from taskqueue.runtime.cron import cron_next, cron_trigger
 from taskqueue.runtime.gate import (
     ActionUncertain,
     AlreadyActed,
@@ -79,7 +81,13 @@ from taskqueue.runtime.handler import (
 from taskqueue.runtime.heartbeat import Heartbeat
 from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
-from taskqueue.runtime.process import configure_logging, freeze_startup_objects
+from taskqueue.runtime.process import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    configure_logging,
+    freeze_startup_objects,
+    log_options,
+)
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
 from taskqueue.runtime.tick import Tick, TickReport
@@ -113,6 +121,8 @@ from taskqueue.store.states import TRANSITIONS, Decision, Status
 __all__ = [
     "APPROVALS_CHANNEL",
     "LEADER_LOCK_KEY",
+    "LOG_FORMATS",
+    "LOG_LEVELS",
     "MASK",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
@@ -128,6 +138,7 @@ __all__ = [
     "ApprovalNotFound",
     "Attachment",
     "AttachmentTooLarge",
+    "Backoff",
     "BadInput",
     "Capability",
     "CapabilityConfig",
@@ -207,14 +218,18 @@ __all__ = [
     "apply_capabilities",
     "bind_listen",
     "configure_logging",
+    "cron_next",
+    "cron_trigger",
     "data_dir",
     "default_worker_name",
     "describe_dsn",
     "env_crash_points",
     "freeze_startup_objects",
+    "full_jitter",
     "idempotency_key",
     "load_config",
     "load_handler",
+    "log_options",
     "migrate",
     "one_line",
     "parse_listen",

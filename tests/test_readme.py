@@ -40,13 +40,26 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPr
                           timeout=60, check=False)
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Path:
+@pytest.fixture(params=["saved", "init"])
+def app(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The README's files, saved by hand from its text, or written by `signoff init`."""
+    if request.param == "init":
+        made = _run(f"signoff init {tmp_path}", tmp_path, dict(os.environ))
+        assert made.returncode == 0, made.stderr
+        return tmp_path
     handler = _block("python", "# mywork/greetings.py")
     (tmp_path / "mywork").mkdir()
     (tmp_path / "mywork" / "greetings.py").write_text(handler)
     (tmp_path / "signoff.toml").write_text(_block("toml", "[capabilities.greet]"))
     return tmp_path
+
+
+def test_init_writes_the_readme_example_exactly() -> None:
+    from taskqueue.cli.init import packaged
+
+    assert packaged("greetings.py.txt") == _block("python", "# mywork/greetings.py")
+    assert packaged("signoff.toml") == _block("toml", "[capabilities.greet]")
+    assert packaged("signoff.example.toml") == (ROOT / "signoff.example.toml").read_text()
 
 
 async def test_the_first_example_runs_as_written(app: Path, dsn: str, queue: TaskQueue) -> None:

@@ -42,7 +42,10 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
                     "bot/telegram/templates/approval.html.j2",
                     "bot/web/migrations/0001_accounts.sql", "bot/web/static/app.js",
                     "bot/web/templates/inbox.html", "bot/web/templates/requests/generic.html",
-                    "workloads/job_applications/templates/cv.tex.j2"):
+                    "workloads/job_applications/templates/cv.tex.j2",
+                    "taskqueue/cli/starter/signoff.example.toml",
+                    "taskqueue/cli/starter/signoff.toml",
+                    "taskqueue/cli/starter/greetings.py.txt"):
         assert shipped in names, shipped
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
@@ -54,5 +57,8 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
     assert _run("signoff", "migrate", cwd=outside, env=env).stdout.startswith("applied 0001")
     assert _run("signoff", "enqueue", "demo", "--payload", "{}", cwd=outside,
                 env=env).stdout == "1\n"
+    _run("signoff", "init", "--full", "full", cwd=outside, env=env)
+    assert (outside / "full" / "signoff.toml").read_text() == (
+        ROOT / "signoff.example.toml").read_text()
     help_text = _run(venv / "bin" / "python", "-m", "bot", "--help", cwd=outside, env=env)
     assert "--config" in help_text.stdout

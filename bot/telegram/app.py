@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
-from telegram.ext import Application, ApplicationBuilder
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseRateLimiter
 
 from bot.telegram.courier import Courier, RetryPolicy, describe
 from bot.telegram.delivery import TelegramChannel
@@ -29,6 +29,7 @@ from bot.telegram.health import ReportingRequest
 from bot.telegram.settings import TelegramSettings
 from taskqueue import (
     UNREACHABLE_AFTER,
+    Backoff,
     ChannelHealth,
     ConfigError,
     SignalConfig,
@@ -42,19 +43,23 @@ TELEGRAM_OFF = ("Telegram is off (TELEGRAM_BOT_TOKEN is not set); approvals wait
                 "queue: decide them in the web inbox (`signoff web`, docs/web.md) or with the "
                 "CLI, `signoff approve ID --by WHO` (or skip, "
                 "revise --note)")
-# While Telegram cannot be reached at start, try again this often (seconds).
+# While Telegram cannot be reached at start, try again at most this long apart (seconds).
 RECONNECT_SECONDS = 15.0
 # The only updates the handlers use; Telegram does not send (or queue) the others.
 ALLOWED_UPDATES = ["message", "callback_query"]
 
 
-def build_application(settings: TelegramSettings,
-                      health: ChannelHealth | None = None) -> Application:
+def build_application(settings: TelegramSettings, health: ChannelHealth | None = None,
+                      rate_limiter: BaseRateLimiter[Any] | None = None) -> Application:
     """A PTB Application pointed at `{api_base_url}/bot`; updates handled concurrently;
-    every request reported to `health` (PTB's own pool sizes: 256, and 1 for getUpdates)."""
+    every request reported to `health` (PTB's own pool sizes: 256, and 1 for getUpdates);
+    every call paced by `rate_limiter` (default: AIORateLimiter with Telegram's documented
+    limits, 30 messages a second in all and 20 a minute per group; a 429 is left to the
+    Courier, which waits it out once or gives the row back to the outbox)."""
     assert settings.token
     health = health or ChannelHealth("telegram")
     return (ApplicationBuilder().token(settings.token)
+            .rate_limiter(rate_limiter or AIORateLimiter(max_retries=0))
             .base_url(settings.base_url).base_file_url(settings.base_file_url)
             .request(ReportingRequest(health, connection_pool_size=256))
             .get_updates_request(ReportingRequest(health, retry_unauthorized=True,
@@ -70,13 +75,14 @@ class TelegramBot:
                  poll_timeout: float = 10.0, outbox_poll: float = 30.0,
                  sender_name: str | None = None, digest_max_items: int = 30,
                  reconnect: float = RECONNECT_SECONDS,
-                 unreachable_after: float = UNREACHABLE_AFTER) -> None:
+                 unreachable_after: float = UNREACHABLE_AFTER,
+                 rate_limiter: BaseRateLimiter[Any] | None = None) -> None:
         settings.check()
         assert settings.chat_id is not None
         self.settings, self.queue = settings, queue
         # What /healthz reads: unauthorized at once, unreachable after `unreachable_after` s.
         self.health = ChannelHealth("telegram", unreachable_after=unreachable_after)
-        self.application = build_application(settings, self.health)
+        self.application = build_application(settings, self.health, rate_limiter)
         self.courier = Courier(self.application.bot, policy)
         self.sender = TelegramChannel(queue, self.courier, settings.chat_id, poll=outbox_poll,
                                       name=sender_name)
@@ -190,8 +196,9 @@ class TelegramBot:
         return True
 
     async def _lead_later(self) -> None:
+        backoff = Backoff(self.reconnect, self.reconnect)  # jittered, as _connect_later
         while True:
-            await asyncio.sleep(self.reconnect)
+            await asyncio.sleep(backoff.next())
             async with self._polling:
                 if await self._poll_now():
                     return
@@ -206,8 +213,10 @@ class TelegramBot:
                 log.info("telegram: stopped polling (this service stands by)")
 
     async def _connect_later(self) -> None:
+        # Jittered up to `reconnect`, so services restarted together do not retry together.
+        backoff = Backoff(self.reconnect, self.reconnect)
         while True:
-            await asyncio.sleep(self.reconnect)
+            await asyncio.sleep(backoff.next())
             try:
                 await self._connect()
                 return

@@ -19,9 +19,10 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from bot.telegram.render import MAX_TEXT, caption, escape
-from taskqueue import Attachment, redact
+from taskqueue import Attachment, full_jitter, redact
 
 log = logging.getLogger("signoff.telegram")
 
@@ -34,7 +35,8 @@ _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard one call tries: attempts, exponential backoff, and the longest 429 wait."""
+    """How hard one call tries: attempts, backoff (full jitter under a cap doubling from
+    `backoff` to `max_backoff`), and the longest 429 wait."""
 
     attempts: int = 5
     backoff: float = 0.5
@@ -55,26 +57,40 @@ class Courier:
         self.policy = policy or RetryPolicy()
 
     async def call(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
-        """Run one Bot API call; wait out 429s and retry network errors with backoff."""
-        policy, delay = self.policy, self.policy.backoff
-        for attempt in range(1, policy.attempts + 1):
-            try:
+        """Run one Bot API call; wait out a 429 (once per attempt, up to max_retry_after)
+        and retry network errors with jittered backoff (tenacity). Pacing ahead of
+        Telegram's flood limits is the Application's AIORateLimiter's job."""
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.policy.attempts), retry=retry_if_exception(
+                self._retryable), wait=self._wait, before_sleep=self._logger(what),
+            reraise=True, sleep=asyncio.sleep)
+        async for attempt in retrying:
+            with attempt:
                 return await make()
-            except RetryAfter as exc:
-                wait = seconds(exc.retry_after)
-                if wait > policy.max_retry_after or attempt == policy.attempts:
-                    raise
+        raise AssertionError("unreachable")  # pragma: no cover: reraise=True
+
+    def _retryable(self, exc: BaseException) -> bool:
+        if isinstance(exc, RetryAfter):
+            return seconds(exc.retry_after) <= self.policy.max_retry_after
+        # BadRequest is a NetworkError subclass, but retrying cannot fix it.
+        return isinstance(exc, NetworkError) and not isinstance(exc, BadRequest)
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RetryAfter):
+            return seconds(exc.retry_after)
+        return float(full_jitter(self.policy.backoff, self.policy.max_backoff)(state))
+
+    def _logger(self, what: str) -> Callable[[RetryCallState], None]:
+        def log_retry(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            if isinstance(exc, RetryAfter):
                 log.warning("telegram flood control call=%s retry_after=%.1fs", what, wait)
-            except BadRequest:
-                raise  # a NetworkError subclass, but retrying cannot fix it
-            except NetworkError as exc:
-                if attempt == policy.attempts:
-                    raise
-                wait, delay = delay, min(delay * 2, policy.max_backoff)
+            else:
                 log.warning("telegram network error call=%s attempt=%d retry_in=%.1fs: %s",
-                            what, attempt, wait, exc)
-            await asyncio.sleep(wait)
-        raise AssertionError("unreachable")  # pragma: no cover
+                            what, state.attempt_number, wait, exc)
+        return log_retry
 
     async def text(self, chat_id: int, html: str, *,
                    markup: InlineKeyboardMarkup | None = None,

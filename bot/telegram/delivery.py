@@ -39,6 +39,7 @@ from taskqueue import (
     NOTIFICATIONS_CHANNEL,
     TRANSIENT,
     Approval,
+    Backoff,
     ListenerHub,
     Notification,
     TaskQueue,
@@ -49,8 +50,9 @@ from taskqueue import (
 log = logging.getLogger("signoff.telegram.delivery")
 
 # Defaults: rows claimed per run; the claim lease (renewed every third of it while the
-# sender works); the per-row backoff after a failed delivery (doubling per attempt up to
-# the cap, so an outage is retried at least once a minute); and the polling fallback when
+# sender works); the per-row backoff after a failed delivery (full jitter under a cap that
+# doubles per attempt up to the max, so an outage is retried at least once a minute and the
+# rows of one outage do not all come back at once); and the polling fallback when
 # no NOTIFY arrives.
 BATCH = 10
 LEASE_SECONDS = 6.0
@@ -278,7 +280,7 @@ class TelegramChannel:
             await asyncio.sleep(RECORD_RETRY)
 
     async def _failed(self, row: Notification, exc: TelegramError) -> None:
-        delay = min(self.retry_max, self.retry_base * 2 ** row.attempts)
+        delay = Backoff(self.retry_base, self.retry_max).delay(row.attempts + 1)
         if isinstance(exc, RetryAfter):  # flood control asked for longer than we wait inline
             delay = max(delay, seconds(exc.retry_after))
         self._failing = True

@@ -22,7 +22,9 @@ DEFAULT_LISTEN = "127.0.0.1:8080"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("web", help="serve the web inbox, or manage its accounts")
+    p = sub.add_parser("web", help="serve the web inbox, or manage its accounts",
+                       epilog="example: signoff web --config signoff.toml --listen "
+                              "127.0.0.1:8080")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                    help=f"where to serve (default {DEFAULT_LISTEN})")
     p.add_argument("--config", metavar="FILE", help="the config file ([web], [signals])")
@@ -30,21 +32,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--keyfile", metavar="FILE", help="the certificate's private key")
     p.set_defaults(func=serve_cmd)
     web_sub = p.add_subparsers(dest="web_command", metavar="user")
-    user = web_sub.add_parser("user", help="add, remove or list the people who may sign in")
+    user = web_sub.add_parser("user", help="add, remove or list the people who may sign in",
+                              epilog="example: signoff web user list --json")
     user_sub = user.add_subparsers(dest="user_command", required=True, metavar="COMMAND")
-    q = user_sub.add_parser("add", help="add an account (the password from a prompt or stdin)")
-    q.add_argument("name")
+    q = user_sub.add_parser("add", help="add an account (the password from a prompt or stdin)",
+                            epilog="example: signoff web user add ada")
+    q.add_argument("name", help="the account's name (what the person signs in with)")
     q.add_argument("--password-stdin", action="store_true",
                    help="read the password from the first line of stdin")
     q.add_argument("--update", action="store_true",
                    help="change the password of an existing account (ends its sessions)")
     q.set_defaults(func=user_add_cmd)
     q.add_argument("--json", action="store_true", help='print {"name", "added"|"changed"}')
-    q = user_sub.add_parser("remove", help="remove an account (ends its sessions)")
-    q.add_argument("name")
+    q = user_sub.add_parser("remove", help="remove an account (ends its sessions)",
+                            epilog="example: signoff web user remove ada")
+    q.add_argument("name", help="the account's name")
     q.add_argument("--json", action="store_true", help='print {"name", "removed"}')
     q.set_defaults(func=user_remove_cmd)
-    q = user_sub.add_parser("list", help="list the accounts")
+    q = user_sub.add_parser("list", help="list the accounts",
+                            epilog="example: signoff web user list")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=user_list_cmd)
 

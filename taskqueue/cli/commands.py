@@ -17,6 +17,7 @@ from taskqueue.cli.enqueue_settings import (
     write_configured_settings,
 )
 from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments, read_jsonl
+from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.config.settings import load_config
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig
@@ -222,12 +223,7 @@ async def show_cmd(args: Any) -> int:
     return 0
 
 
-_CAP_OPTIONS = {
-    "max_running": "max_running", "max_parked": "max_parked", "daily_new": "daily_new",
-    "timezone": "day_timezone", "lease": "lease_seconds",
-    "approval_ttl": "approval_ttl_seconds", "max_attempts": "max_attempts",
-    "retry_base": "retry_base_seconds",
-}
+_CAP_OPTIONS = {s.option: s.column for s in CAP_SETTINGS}
 
 
 async def caps_set_cmd(args: Any) -> int:

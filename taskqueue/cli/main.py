@@ -8,15 +8,17 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn, cast
 
-from taskqueue.cli import attachments, embedded, produce, prune, stats
+from taskqueue.cli import attachments, completion, embedded, init, manners, produce, prune, stats
 from taskqueue.cli import commands as cmd
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
+from taskqueue.cli.manners import STATUSES
+from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.errors import one_line, printable, run_main
-from taskqueue.runtime.process import configure_logging
+from taskqueue.runtime.process import configure_logging, log_options
 
 EXIT_USAGE = 2
 # Output cut short by a reader that closed the pipe (`signoff ls | head -1`): the status a
@@ -26,6 +28,12 @@ EXIT_CLOSED_PIPE = 141
 COMMANDS_GROUP = "signoff.commands"
 
 log = logging.getLogger("signoff.cli")
+
+_CAP_TYPES: dict[str, Any] = {"max_running": cap_value, "max_parked": cap_value,
+                              "daily_new": cap_value, "timezone": str}
+_CAP_METAVARS = {"max_running": "N|none", "max_parked": "N|none", "daily_new": "N|none",
+                 "timezone": "ZONE", "lease": "SECONDS", "approval_ttl": "SECONDS",
+                 "retry_base": "SECONDS", "max_attempts": "N"}
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,10 +76,13 @@ def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
     p.add_argument("capability")
     p.add_argument("--payload", help="a JSON object (default {})")
     p.add_argument("--from-jsonl", metavar="FILE", help="one payload per line; - for stdin")
-    p.add_argument("--priority", type=int, default=0)
-    p.add_argument("--dedupe-key")
-    p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS")
-    p.add_argument("--max-attempts", type=int)
+    p.add_argument("--priority", type=int, default=0, help="higher is claimed first (default 0)")
+    p.add_argument("--dedupe-key", metavar="KEY",
+                   help="at most one unfinished task of the capability has this key")
+    p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS",
+                   help="not claimable before this many seconds")
+    p.add_argument("--max-attempts", type=int, metavar="N",
+                   help="attempts before the task is dead (default: the capability's)")
     p.add_argument("--config", metavar="FILE",
                    help="config file (default $SIGNOFF_CONFIG): the capability's settings "
                         "in it are written before the task is enqueued")
@@ -83,8 +94,10 @@ def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
 def _add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("claim", help="claim the next task of a capability (prints JSON)")
     p.add_argument("capability")
-    p.add_argument("--worker", required=True)
-    p.add_argument("--lease", type=positive, metavar="SECONDS")
+    p.add_argument("--worker", required=True, help="who claims (a name of your choice)")
+    p.add_argument("--lease", type=positive, metavar="SECONDS",
+                   help="how long the claim holds without a heartbeat "
+                        "(default: the capability's)")
     p.add_argument("--json", action="store_true", help="accepted: the output is always JSON")
     p.set_defaults(func=cmd.claim_cmd)
 
@@ -97,39 +110,48 @@ def _add_worker_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         return q
 
     p = fenced("heartbeat", "extend the lease of a task you hold")
-    p.add_argument("--lease", type=positive, metavar="SECONDS")
+    p.add_argument("--lease", type=positive, metavar="SECONDS",
+                   help="the new lease from now (default: the capability's)")
     p.set_defaults(func=cmd.heartbeat_cmd)
     p = fenced("release", "put a task you hold back to pending")
     p.add_argument("--state", help="a JSON object replacing the task's state")
-    p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS")
+    p.add_argument("--delay", type=non_negative, default=0, metavar="SECONDS",
+                   help="not claimable again before this many seconds")
     p.set_defaults(func=cmd.release_cmd)
     p = fenced("park", "stop a task you hold at a question for a person")
-    p.add_argument("--question", required=True)
+    p.add_argument("--question", required=True, help="what the person is asked (one line)")
     p.add_argument("--request", help="a JSON object describing what is asked")
-    p.add_argument("--attach", action="append", default=[], metavar="FILE")
-    p.add_argument("--expires-in", type=positive, metavar="SECONDS")
+    p.add_argument("--attach", action="append", default=[], metavar="FILE",
+                   help="a file shown with the question (repeat for several)")
+    p.add_argument("--expires-in", type=positive, metavar="SECONDS",
+                   help="the approval expires after this (default: the capability's TTL)")
     p.set_defaults(func=cmd.park_cmd)
     p = fenced("complete", "finish a task you hold")
     p.add_argument("--result", help="a JSON value")
     p.set_defaults(func=cmd.complete_cmd)
     p = fenced("fail", "record a failure of a task you hold")
-    p.add_argument("--error", required=True)
-    p.add_argument("--no-retry", action="store_true")
+    p.add_argument("--error", required=True, help="what went wrong (one line)")
+    p.add_argument("--no-retry", action="store_true",
+                   help="fail for good now instead of retrying")
     p.set_defaults(func=cmd.fail_cmd)
 
 
 def _add_people_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for name, note_required in (("approve", False), ("skip", False), ("revise", True)):
-        p = sub.add_parser(name, help=f"{name} a parked task's open approval")
+        p = sub.add_parser(name, help=f"{name} a parked task's open approval",
+                           description=f"Decide a parked task's open approval: {name}. "
+                                       "The decisions are approve, skip and revise.")
         p.add_argument("id", type=int, help="the task's id")
         p.add_argument("--by", required=True, help="who decides")
-        p.add_argument("--note", required=note_required)
+        p.add_argument("--note", required=note_required,
+                       help="what to change (required)" if note_required
+                       else "a note kept with the decision")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=cmd.decide_cmd, decision=name)
 
     for name, func in (("retry", cmd.retry_cmd), ("cancel", cmd.cancel_cmd)):
         p = sub.add_parser(name, help=f"{name} a task")
-        p.add_argument("id", type=int)
+        p.add_argument("id", type=int, help="the task's id")
         p.add_argument("--by", help="who asks (recorded in the task's events)")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=func)
@@ -137,7 +159,8 @@ def _add_people_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def _add_reading_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("reap", help="run the reaper once")
-    p.add_argument("--orphan-after", type=positive, metavar="SECONDS")
+    p.add_argument("--orphan-after", type=positive, metavar="SECONDS",
+                   help="also fail running tasks whose worker is silent this long")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd.reap_cmd)
 
@@ -146,9 +169,10 @@ def _add_reading_commands(sub: argparse._SubParsersAction[argparse.ArgumentParse
     p.set_defaults(func=cmd.signals_cmd)
 
     p = sub.add_parser("ls", help="list tasks")
-    p.add_argument("--status")
-    p.add_argument("--capability")
-    p.add_argument("--limit", type=int, default=1000)
+    p.add_argument("--status", help=f"only this status: {STATUSES}")
+    p.add_argument("--capability", help="only this capability")
+    p.add_argument("--limit", type=int, default=1000, metavar="N",
+                   help="at most this many (default 1000)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd.ls_cmd)
 
@@ -159,19 +183,19 @@ def _add_reading_commands(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    caps = sub.add_parser("caps", help="per-capability caps and settings")
-    caps_sub = caps.add_subparsers(dest="caps_command", required=True)
-    p = caps_sub.add_parser("set", help="change a capability's settings")
-    p.add_argument("capability")
-    p.add_argument("--max-running", type=cap_value, default=cmd.UNSET)
-    p.add_argument("--max-parked", type=cap_value, default=cmd.UNSET)
-    p.add_argument("--daily-new", type=cap_value, default=cmd.UNSET)
-    p.add_argument("--timezone", default=cmd.UNSET, help="daily_new's day boundary (e.g. UTC)")
-    p.add_argument("--lease", type=int, default=cmd.UNSET, metavar="SECONDS")
-    p.add_argument("--approval-ttl", type=int, default=cmd.UNSET, metavar="SECONDS")
-    p.add_argument("--max-attempts", type=int, default=cmd.UNSET)
-    p.add_argument("--retry-base", type=int, default=cmd.UNSET, metavar="SECONDS")
-    p.add_argument("--json", action="store_true")
+    caps = sub.add_parser("caps", help="per-capability caps and settings",
+                          description="Per-capability caps and settings: `caps set` changes "
+                                      "them, `caps ls` lists them.")
+    caps_sub = caps.add_subparsers(dest="caps_command", required=True, metavar="{set,ls}")
+    p = caps_sub.add_parser(
+        "set", help="change a capability's settings",
+        description="Change some settings of a capability; the others keep their values.",
+        epilog="example: signoff caps set greet --max-running 2 --daily-new none")
+    p.add_argument("capability", help="the capability's name")
+    for s in CAP_SETTINGS:
+        p.add_argument(f"--{s.option.replace('_', '-')}", type=_CAP_TYPES.get(s.option, int),
+                       default=cmd.UNSET, help=s.help, metavar=_CAP_METAVARS.get(s.option))
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd.caps_set_cmd)
     p = caps_sub.add_parser("ls", help="list capabilities' settings")
     p.add_argument("--json", action="store_true")
@@ -181,16 +205,26 @@ def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="signoff", description="A durable PostgreSQL task queue that stops for sign-off.")
-    parser.add_argument("-v", "--verbose", action="count", default=0)
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more log lines (-vv for debug)")
+    parser.add_argument("--version", action="version", version=f"signoff {_version()}")
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND"))
     for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
-                attachments.add_parser):
+                attachments.add_parser, init.add_parser, completion.add_parser):
         add(sub)
     _add_plugin_commands(sub)
+    manners.finish(parser)
     return parser
+
+
+def _version() -> str:
+    try:
+        return version("signoff")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
 
 
 def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -206,10 +240,16 @@ def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns (and exits with) its documented exit code."""
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)  # --help into a closed pipe: exit 0
+        args = parser.parse_args(argv)  # --help into a closed pipe: exit 0
         level = logging.WARNING - 10 * min(args.verbose, 2)
-        configure_logging(level)
+        try:
+            log_format, level = log_options(getattr(args, "log_format", None),
+                                            getattr(args, "log_level", None), level)
+        except ValueError as exc:
+            parser.error(str(exc))
+        configure_logging(level, log_format)
         code = _run(args)
         sys.stdout.flush()
     except BrokenPipeError:

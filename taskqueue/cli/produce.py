@@ -18,6 +18,7 @@ from taskqueue.cli.output import print_json, safe
 from taskqueue.config.model import Config, ProducerConfig
 from taskqueue.config.settings import load_config, publish_path
 from taskqueue.errors import BadInput
+from taskqueue.runtime.cron import cron_next
 from taskqueue.runtime.handler import load_handler
 from taskqueue.runtime.periods import EXAMPLES, FORMS, canonical_period, is_future, shown
 from taskqueue.runtime.producer import ProducerJob, ProducerReport
@@ -69,11 +70,31 @@ def _line(r: ProducerReport) -> str:
     return f"producer {safe(r.name)} ({safe(r.capability)}) period {safe(r.period)}: {what}"
 
 
+def dry_run(config: Config, capability: str, producers: list[ProducerConfig],
+            as_json: bool) -> int:
+    """Print each producer's next three fire times in the config's time zone; no database."""
+    rows = [{"name": p.name, "capability": capability, "cron": p.cron,
+             "timezone": config.timezone,
+             "next": [t.isoformat() for t in cron_next(p.cron, config.timezone)]}
+            for p in producers]
+    if as_json:
+        print_json(rows)
+        return 0
+    for r in rows:
+        print(f"producer {safe(r['name'])} ({safe(capability)}) cron {safe(r['cron'])} "
+              f"({r['timezone']}): next " + ", ".join(r["next"]))
+    return 0
+
+
 async def produce_cmd(args: Any) -> int:
     use_app_dir(args.app_dir)
     config = load_config(args.config)
     publish_path(config)
     producers = chosen(config, args.capability, args.name)
+    if args.dry_run:
+        if args.period or args.force:
+            raise BadInput("--dry-run shows the schedule; it takes no --period or --force")
+        return dry_run(config, args.capability, producers, args.json)
     periods = [check_period(args.period, p, config.timezone, force=args.force)
                for p in producers]
     for p, (period, future) in zip(producers, periods, strict=True):
@@ -104,6 +125,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    "(hour) or YYYY-Www (week), by the producer's kind (default: the current one)")
     p.add_argument("--force", action="store_true",
                    help="produce a future period (its scheduled run will then skip it)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the next three times the schedule fires, in the config's "
+                        "timezone; produce nothing")
     p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
     p.add_argument("--json", action="store_true")
     add_app_dir(p)

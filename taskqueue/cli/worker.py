@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import socket
 from collections.abc import Sequence
@@ -18,7 +19,12 @@ from taskqueue.config.settings import apply_capabilities, load_config, publish_p
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.endpoints import ObservabilityServer, bind_listen, parse_listen
 from taskqueue.runtime.handler import Handler, load_handler
-from taskqueue.runtime.process import freeze_startup_objects
+from taskqueue.runtime.process import (
+    LEVEL_ENV,
+    LOG_FORMATS,
+    LOG_LEVELS,
+    freeze_startup_objects,
+)
 from taskqueue.runtime.runner import CapabilityRun
 from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
 from taskqueue.store.client import TaskQueue
@@ -50,13 +56,29 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="lease length (default: the capability's setting)")
     p.add_argument("--timeout", type=positive, metavar="SECONDS",
                    help="per-slice timeout (default: the config's, else none)")
-    p.add_argument("--poll-interval", type=positive, metavar="SECONDS")
+    p.add_argument("--poll-interval", type=positive, metavar="SECONDS",
+                   help="how often to look for work without a notification (default 5)")
     p.add_argument("--grace", type=float, metavar="SECONDS",
                    help="how long running handlers get after SIGTERM (default 30)")
     p.add_argument("--metrics-listen", type=_listen, metavar="HOST:PORT",
                    help="serve /healthz and /metrics there (default: off)")
+    add_log_options(p)
     add_app_dir(p)
     p.set_defaults(func=run)
+
+
+def add_log_options(p: argparse.ArgumentParser) -> None:
+    """--log-format and --log-level, for the long-running processes."""
+    p.add_argument("--log-format", choices=LOG_FORMATS,
+                   help="text (default) or json: one JSON object a line "
+                        "(default $SIGNOFF_LOG_FORMAT)")
+    p.add_argument("--log-level", choices=LOG_LEVELS,
+                   help="debug, info (the worker's default), warning or error "
+                        "(default $SIGNOFF_LOG_LEVEL)")
+
+
+def _level_chosen(args: Any) -> bool:
+    return bool(args.log_level or os.environ.get(LEVEL_ENV))
 
 
 async def run(args: Any) -> int:
@@ -65,7 +87,7 @@ async def run(args: Any) -> int:
     Every start-up check comes before the first write: the config, the handlers, and the
     metrics address (bound here, served once the pool is built). Only then is the
     database opened (an embedded one is migrated) and the config's caps written."""
-    if logging.getLogger().level > logging.INFO:
+    if logging.getLogger().level > logging.INFO and not _level_chosen(args):
         logging.getLogger("signoff").setLevel(logging.INFO)
     use_app_dir(args.app_dir)
     config = load_config(args.config)

@@ -47,8 +47,47 @@ RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("capabilities", "timeout_seconds"): (0.001, 30 * _DAY),
     ("capabilities", "approval_ttl_hours"): (0.0003, 87600),
     ("capabilities", "max_attempts"): (1, 1000),
+    ("capabilities", "retry_base_seconds"): (0, _DAY),
     ("capabilities", "retention_days"): (0.0001, 36500),
 }
+
+
+@dataclass(frozen=True)
+class CapSetting:
+    """One capability setting, under its three names: `signoff caps set --OPTION`, the key
+    in `[capabilities.NAME]`, and the column `TaskQueue.capability_set` writes.
+
+    The file's value is multiplied by `scale` (hours there, seconds in the database)."""
+
+    option: str
+    key: str
+    column: str
+    help: str
+    scale: float = 1
+
+
+# The one list of capability settings: `caps set` builds its options from it and the config
+# file accepts exactly these keys (beside how a capability runs: handler, mode, ...).
+CAP_SETTINGS = (
+    CapSetting("max_running", "max_running", "max_running",
+               "at most this many running at once (none clears the cap)"),
+    CapSetting("max_parked", "max_parked", "max_parked",
+               "at most this many parked at a question at once (none clears the cap)"),
+    CapSetting("daily_new", "daily_new", "daily_new",
+               "at most this many new claims a day (none clears the cap)"),
+    CapSetting("timezone", "timezone", "day_timezone",
+               "the time zone whose midnight starts daily_new's day, e.g. Europe/Paris "
+               "(in the file: defaults to the top-level timezone)"),
+    CapSetting("lease", "lease_seconds", "lease_seconds",
+               "seconds a claim holds without a heartbeat"),
+    CapSetting("approval_ttl", "approval_ttl_hours", "approval_ttl_seconds",
+               "how long an approval stays open before it expires (seconds on the command "
+               "line, hours in the file)", scale=3600),
+    CapSetting("max_attempts", "max_attempts", "max_attempts",
+               "attempts before a failing task is dead"),
+    CapSetting("retry_base", "retry_base_seconds", "retry_base_seconds",
+               "the first retry's delay in seconds; each further retry doubles it, up to an hour"),
+)
 
 
 @dataclass(frozen=True)
@@ -79,17 +118,18 @@ class CapabilityConfig:
     timeout_seconds: float | None = None
     approval_ttl_hours: float | None = None
     max_attempts: int | None = None
+    retry_base_seconds: int | None = None
+    timezone: str | None = None
     retention_days: float | None = None
     producers: tuple[ProducerConfig, ...] = ()
 
     def settings(self, timezone: str) -> dict[str, Any]:
         """The keyword arguments of `TaskQueue.capability_set` this file sets."""
-        out: dict[str, Any] = {"day_timezone": timezone}
-        for key in ("max_running", "max_parked", "daily_new", "lease_seconds", "max_attempts"):
-            if (value := getattr(self, key)) is not None:
-                out[key] = value
-        if self.approval_ttl_hours is not None:
-            out["approval_ttl_seconds"] = round(self.approval_ttl_hours * 3600)
+        out: dict[str, Any] = {"day_timezone": self.timezone or timezone}
+        for s in CAP_SETTINGS:
+            value = getattr(self, s.key)
+            if value is not None and s.key != "timezone":
+                out[s.column] = round(value * s.scale) if s.scale != 1 else value
         return out
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-import warnings
 import zoneinfo
 from collections.abc import Callable
 
 from taskqueue.config.checker import Checker, KeyPath
 from taskqueue.config.model import Config
 from taskqueue.errors import ConfigError
+from taskqueue.runtime.cron import cron_trigger
 from taskqueue.runtime.handler import load_handler
 
 
@@ -21,15 +21,9 @@ def check_timezone(c: Checker, key: KeyPath, name: str) -> None:
 
 
 def check_cron(c: Checker, key: KeyPath, expr: str, tz: str) -> None:
-    """A five-field crontab expression APScheduler accepts."""
-    from apscheduler.triggers.cron import CronTrigger
-
-    if len(expr.split()) != 5:
-        raise c.error(key, f"a cron schedule has 5 fields (min hour day month weekday): {expr!r}")
+    """A five-field crontab expression (or a nickname such as @daily) APScheduler accepts."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            CronTrigger.from_crontab(expr, timezone=tz)
+        cron_trigger(expr, tz)
     except ValueError as exc:
         raise c.error(key, f"invalid cron schedule {expr!r}: {exc}") from None
 

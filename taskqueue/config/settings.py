@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.config.checker import Checker, KeyPath
-from taskqueue.config.model import MODES, PERIODS, RANGES, CapabilityConfig, Config, ProducerConfig
+from taskqueue.config.model import (
+    CAP_SETTINGS,
+    MODES,
+    PERIODS,
+    RANGES,
+    CapabilityConfig,
+    Config,
+    ProducerConfig,
+)
 from taskqueue.config.reader import read_toml
 from taskqueue.config.resolve import check_cron, check_imports, check_timezone
 from taskqueue.errors import ConfigError
@@ -23,9 +31,9 @@ CONFIG_ENV = "SIGNOFF_CONFIG"
 _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capabilities",
         "workloads", "limits", "retention"}
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
-_CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
-        "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
-        "retention_days", "producers"}
+# How a capability runs, plus every setting `signoff caps set` takes (CAP_SETTINGS).
+_CAP = {"handler", "mode", "concurrency", "tick_minutes", "timeout_seconds", "retention_days",
+        "producers"} | {s.key for s in CAP_SETTINGS}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
 
@@ -165,10 +173,19 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         timeout_seconds=_number(c, t, (*k, "timeout_seconds"), "num", None),
         approval_ttl_hours=_number(c, t, (*k, "approval_ttl_hours"), "num", None),
         max_attempts=_number(c, t, (*k, "max_attempts"), "int", None),
+        retry_base_seconds=_number(c, t, (*k, "retry_base_seconds"), "int", None),
+        timezone=_cap_timezone(c, t, k),
         retention_days=_number(c, t, (*k, "retention_days"), "num", None),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )
+
+
+def _cap_timezone(c: Checker, t: Mapping[str, Any], k: KeyPath) -> str | None:
+    tz = c.get(t, (*k, "timezone"), "str")
+    if tz is not None:
+        check_timezone(c, (*k, "timezone"), tz)
+    return tz
 
 
 def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:

@@ -20,7 +20,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Gauge,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 
 from taskqueue.errors import ConfigError, one_line
 from taskqueue.maintenance.channels import ChannelReport
@@ -124,6 +132,9 @@ class ObservabilityServer:
         self.registry = CollectorRegistry(auto_describe=False)
         self.collector = QueueCollector(queue, signal_config, timeout=timeout)
         self.registry.register(self.collector)
+        # The standard process_* and python_* figures every Prometheus user expects.
+        for standard in (ProcessCollector, PlatformCollector, GCCollector):
+            standard(registry=self.registry)
         self.durations = SliceDurations(self.registry)
         self.observe_slice = self.durations.observe
         self.leader = leader

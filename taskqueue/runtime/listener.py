@@ -20,10 +20,12 @@ import psycopg
 from psycopg import sql
 
 from taskqueue.errors import TRANSIENT, one_line
+from taskqueue.runtime.backoff import Backoff
 
 log = logging.getLogger("signoff.listener")
 
-# Backoff between reconnection attempts (seconds): doubles from MIN up to MAX.
+# Backoff between reconnection attempts (seconds): full jitter under a cap that doubles
+# from MIN up to MAX (runtime/backoff.py).
 RECONNECT_MIN = 0.2
 RECONNECT_MAX = 10.0
 # An idle connection is checked this often, so a silently dead one is noticed (seconds).
@@ -82,7 +84,7 @@ class ListenerHub:
         self._task: asyncio.Task[None] | None = None
         self._key: tuple[int, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._delay = RECONNECT_MIN
+        self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
 
     @classmethod
     def shared(cls, dsn: str) -> ListenerHub:
@@ -146,13 +148,13 @@ class ListenerHub:
             try:
                 await self._listen()
             except Exception as exc:
+                delay = self.backoff.next()
                 if isinstance(exc, TRANSIENT):
                     log.warning("listener lost its connection; reconnecting in %.1fs: %s",
-                                self._delay, one_line(exc))
+                                delay, one_line(exc))
                 else:  # a bug must not leave every part of the process deaf for good
-                    log.exception("listener failed; reconnecting in %.1fs", self._delay)
-                await asyncio.sleep(self._delay)
-                self._delay = min(self._delay * 2, RECONNECT_MAX)
+                    log.exception("listener failed; reconnecting in %.1fs", delay)
+                await asyncio.sleep(delay)
 
     async def _listen(self) -> None:
         conn = await psycopg.AsyncConnection.connect(
@@ -188,7 +190,7 @@ class ListenerHub:
 
     def _on_connected(self) -> None:
         self.connected.set()
-        self._delay = RECONNECT_MIN
+        self.backoff.reset()
         verb = "reconnected" if self.connections else "listening"
         log.info("listener %s channels=%s", verb, ",".join(sorted(self._listening)))
         self.connections += 1

@@ -9,13 +9,23 @@ tasks a second the cost of each record shows in the worker's throughput."""
 from __future__ import annotations
 
 import gc
+import json
 import logging
+import os
+import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from taskqueue.redact import RedactingFilter, secret_register_environment
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+FORMAT_ENV, LEVEL_ENV = "SIGNOFF_LOG_FORMAT", "SIGNOFF_LOG_LEVEL"
+# The `key=value` pairs of our messages (`claimed task=42 capability=mail`).
+_PAIR = re.compile(r"(?<!\S)([A-Za-z_][A-Za-z0-9_.]*)=(\S+)")
+# Fields of the JSON line a message's pair may not overwrite.
+_FIXED = frozenset({"time", "level", "logger", "message"})
 # HTTP clients and servers that log each request (httpx logs every request's URL, a token in
 # its path included, at INFO; urllib3 its connections at DEBUG): WARNING and up only, at
 # every level the process runs at. A caller adds the loggers of its own libraries.
@@ -43,7 +53,42 @@ class LogFormatter(logging.Formatter):
         return self.default_msec_format % (self._second_text, record.msecs)
 
 
-def configure_logging(level: int, *, quiet: Iterable[str] = (),
+class JsonFormatter(LogFormatter):
+    """One JSON object a line: the text format's fields (time, level, logger, message) and
+    each `key=value` pair of the message as a field of its own."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        doc: dict[str, object] = {"time": self.formatTime(record), "level": record.levelname,
+                                  "logger": record.name, "message": message}
+        for key, value in _PAIR.findall(message):
+            if key not in _FIXED:
+                doc.setdefault(key, value)
+        # The exception and stack as the redacting filter left them (secrets masked).
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            doc["exception"] = record.exc_text
+        if record.stack_info:
+            doc["stack"] = record.stack_info
+        return json.dumps(doc, ensure_ascii=False)
+
+
+def log_options(log_format: str | None, log_level: str | None, default_level: int,
+                env: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """The format and level to log with: the option, else SIGNOFF_LOG_FORMAT /
+    SIGNOFF_LOG_LEVEL, else text and `default_level`. A bad value raises ValueError."""
+    env = os.environ if env is None else env
+    fmt = (log_format or env.get(FORMAT_ENV) or "text").lower()
+    if fmt not in LOG_FORMATS:
+        raise ValueError(f"{FORMAT_ENV} must be one of {', '.join(LOG_FORMATS)}, not {fmt!r}")
+    name = (log_level or env.get(LEVEL_ENV) or "").lower()
+    if name and name not in LOG_LEVELS:
+        raise ValueError(f"{LEVEL_ENV} must be one of {', '.join(LOG_LEVELS)}, not {name!r}")
+    return fmt, logging.getLevelNamesMapping()[name.upper()] if name else default_level
+
+
+def configure_logging(level: int, log_format: str = "text", *, quiet: Iterable[str] = (),
                       errors_only: Iterable[str] = ()) -> None:
     """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
     (then, as with logging.basicConfig, nothing changes).
@@ -65,7 +110,7 @@ def configure_logging(level: int, *, quiet: Iterable[str] = (),
     for name in errors_only:
         logging.getLogger(name).setLevel(max(level, logging.ERROR))
     handler = logging.StreamHandler()
-    handler.setFormatter(LogFormatter())
+    handler.setFormatter(JsonFormatter() if log_format == "json" else LogFormatter())
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)
     root.setLevel(level)

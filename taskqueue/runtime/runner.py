@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
+from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.gate import ActionUncertain, NotApproved
 from taskqueue.runtime.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
 from taskqueue.runtime.heartbeat import Heartbeat
@@ -218,7 +219,7 @@ async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: 
                             kind: str, stopping: Stopping,
                             outcomes: OutcomeBuffer | None = None) -> Status | None:
     """Apply the outcome; while the database is away, retry (the claim token fences it)."""
-    delay, tries = 0.2, 0
+    backoff, tries = Backoff(0.2, APPLY_BACKOFF_MAX), 0
     while True:
         tries += 1
         try:
@@ -233,10 +234,10 @@ async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: 
                 log.error("outcome not applied task=%s worker=%s: database unavailable; "
                           "the reaper will requeue it", task.id, worker)
                 return None
+            delay = backoff.next()
             log.warning("database unavailable while applying outcome task=%s worker=%s "
                         "retry_in=%.1fs error=%s", task.id, worker, delay, exc)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, APPLY_BACKOFF_MAX)
         except BadInput as exc:
             outcome, kind = Fail(f"invalid outcome: {exc}"), "error"
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
+from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.listener import Listener
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
@@ -24,7 +25,8 @@ log = logging.getLogger("signoff.worker")
 # Defaults (seconds): polling is the fallback to NOTIFY; grace is what SIGTERM allows.
 DEFAULT_POLL_INTERVAL = 5.0
 DEFAULT_GRACE = 30.0
-# Backoff while the database is away (seconds): doubles from MIN up to MAX.
+# Backoff while the database is away (seconds): full jitter under a cap that doubles from
+# MIN up to MAX (runtime/backoff.py).
 BACKOFF_MIN = 0.2
 BACKOFF_MAX = 10.0
 # How many of the latest slice reports a pool keeps.
@@ -61,20 +63,20 @@ class _Health:
     def __init__(self, worker: str) -> None:
         self.worker = worker
         self.down = False
-        self.delay = BACKOFF_MIN
+        self.backoff = Backoff(BACKOFF_MIN, BACKOFF_MAX)
 
     def failed(self, exc: BaseException) -> float:
         if not self.down:
             log.warning("database unavailable worker=%s; retrying with backoff: %s",
                         self.worker, one_line(exc))
         self.down = True
-        delay, self.delay = self.delay, min(self.delay * 2, BACKOFF_MAX)
-        return delay
+        return self.backoff.next()
 
     def ok(self) -> None:
         if self.down:
             log.info("database reachable again worker=%s", self.worker)
-        self.down, self.delay = False, BACKOFF_MIN
+        self.down = False
+        self.backoff.reset()
 
 
 class WorkerPool:

@@ -113,8 +113,11 @@ async def test_six_502s_are_retried_on_the_rows_backoff_not_the_poll(
         await asyncio.gather(running, return_exceptions=True)
     statuses = [c.status for c in fake.calls if c.method == "sendMessage"]
     assert statuses == [502] * 6 + [200]
-    # One call's five attempts, the row's 1 s backoff, then the sixth 502 and a success.
-    assert 1.0 <= took < 5, took
+    # One call's five attempts, the row's backoff (a jittered wait of at most 1 s), then the
+    # sixth 502 and a success: seconds, not the 30 s poll.
+    assert took < 5, took
+    fifth, sixth = [c.started_at for c in fake.calls if c.method == "sendMessage"][4:6]
+    assert sixth - fifth < 5
     row = await _delivered(queue)
     assert row is not None and row["attempts"] == 2
 

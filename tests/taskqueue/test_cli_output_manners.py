@@ -35,7 +35,7 @@ def leaf_commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 
 COMMANDS = dict(leaf_commands(build_parser()))
 # Commands that print no document, and say so in their help.
-NO_JSON = {("worker",), ("attachment", "get")}
+NO_JSON = {("worker",), ("attachment", "get"), ("completion",)}
 
 
 @pytest.fixture
@@ -119,6 +119,7 @@ RUNS: dict[tuple[str, ...], Callable[[Cli, Path], list[str]]] = {
     ("attachment", "ls"): lambda c, f: ["attachment", "ls", _with_attachment(c, f)],
     ("embedded", "stop"): lambda c, f: ["embedded", "stop"],
     ("embedded", "status"): lambda c, f: ["embedded", "status"],
+    ("init",): lambda c, f: ["init", str(f.parent / "project")],
 }
 
 

@@ -28,7 +28,8 @@ def _date(value: str) -> date:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `briefing` on the `signoff` command line."""
-    p = sub.add_parser("briefing", help="the daily briefing (--preview prints it, unsent)")
+    p = sub.add_parser("briefing", help="the daily briefing (--preview prints it, unsent)",
+                       epilog="example: signoff briefing --preview --day 2026-01-05")
     p.add_argument("--preview", action="store_true",
                    help="print today's briefing; nothing is sent")
     p.add_argument("--day", type=_date, metavar="YYYY-MM-DD",

@@ -16,6 +16,7 @@ from typing import Any
 from taskqueue import (
     ActionUncertain,
     Approval,
+    Backoff,
     Decision,
     Done,
     Fail,
@@ -105,8 +106,10 @@ async def _failed(job: BuildJob, exc: PublishError) -> Outcome:
     retries = int(job.state.get("publish_retries", 0)) + 1
     if exc.retryable and retries <= job.settings.max_publish_retries:
         job.state["publish_retries"] = retries
-        delay = min(exc.retry_after if exc.retry_after is not None else 2.0 ** retries,
-                    job.settings.retry_after_cap)
+        # A Retry-After as asked (capped); else full jitter under 2**retries seconds.
+        backoff = Backoff(2.0, job.settings.retry_after_cap)
+        delay = (min(exc.retry_after, job.settings.retry_after_cap)
+                 if exc.retry_after is not None else backoff.delay(retries))
         await job.stage_event("publish_retry", retries=retries, delay=delay)
         return job.release(delay)
     job.state["publish_retries"] = 0  # the queue's own backoff and max_attempts take over
