@@ -16,6 +16,7 @@ from taskqueue.config.settings import (
 )
 from taskqueue.errors import (
     TRANSIENT,
+    AlreadyApproved,
     AlreadyDecided,
     ApprovalExpired,
     ApprovalNotFound,
@@ -26,6 +27,7 @@ from taskqueue.errors import (
     DatabaseUnavailable,
     LeaseLost,
     MigrationError,
+    NotAnApprover,
     NotFound,
     NothingToClaim,
     SignoffError,
@@ -103,6 +105,7 @@ from taskqueue.store.models import (
     ProducerRun,
     Task,
     TaskDetail,
+    Vote,
 )
 from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
 from taskqueue.store.queries import parse as parse_queries
@@ -119,6 +122,7 @@ __all__ = [
     "ActionUncertain",
     "AlertReport",
     "AlreadyActed",
+    "AlreadyApproved",
     "AlreadyDecided",
     "Approval",
     "ApprovalExpired",
@@ -158,6 +162,7 @@ __all__ = [
     "MigrationError",
     "NewAttachment",
     "NewTask",
+    "NotAnApprover",
     "NotApproved",
     "NotFound",
     "NothingHappened",
@@ -197,6 +202,7 @@ __all__ = [
     "TaskQueue",
     "Tick",
     "TickReport",
+    "Vote",
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",

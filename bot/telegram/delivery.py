@@ -130,6 +130,17 @@ class TelegramChannel:
         """Show one settled approval's outcome now (after a tap), unless another did."""
         return (await self.run_once(approval_id)).closed > 0
 
+    async def progress(self, approval_id: int) -> None:
+        """Four-eyes: show who approved so far on the open request's message, buttons kept."""
+        shown = await self.store.message_get(approval_id)
+        if shown is None or shown.closed_at is not None:
+            return
+        approval = await self.queue.approval_get(approval_id)
+        task = await self.queue.task_get(approval.task_id)
+        await self.courier.edit(shown.chat_id, shown.message_id,
+                                render_approval(approval, task.capability).text,
+                                markup=buttons(approval.id, shown.token))
+
     def wake(self, channel: str = "", payload: str | None = None) -> None:
         """Ask the loop for a run (called on NOTIFY)."""
         self._wake.set()

@@ -160,6 +160,8 @@ async def decide_cmd(args: Any) -> int:
         approval = await queue.approval_decide_for_task(args.id, decision, args.by, args.note)
     if args.json:
         out.print_json(approval.to_json())
+    elif approval.is_open:  # four-eyes: an approve short of the approvals required
+        print(f"task {args.id}: approval {approval.id}: {out.safe(approval.progress() or '')}")
     else:
         print(f"task {args.id}: approval {approval.id} {decision} by "
               f"{out.safe(approval.decided_by)}")
@@ -226,7 +228,7 @@ _CAP_OPTIONS = {
     "max_running": "max_running", "max_parked": "max_parked", "daily_new": "daily_new",
     "timezone": "day_timezone", "lease": "lease_seconds",
     "approval_ttl": "approval_ttl_seconds", "max_attempts": "max_attempts",
-    "retry_base": "retry_base_seconds",
+    "retry_base": "retry_base_seconds", "required_approvals": "required_approvals",
 }
 
 

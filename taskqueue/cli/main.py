@@ -171,6 +171,8 @@ def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--approval-ttl", type=int, default=cmd.UNSET, metavar="SECONDS")
     p.add_argument("--max-attempts", type=int, default=cmd.UNSET)
     p.add_argument("--retry-base", type=int, default=cmd.UNSET, metavar="SECONDS")
+    p.add_argument("--required-approvals", type=int, default=cmd.UNSET, metavar="N",
+                   help="distinct people who must approve a request (four-eyes: 2)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd.caps_set_cmd)
     p = caps_sub.add_parser("ls", help="list capabilities' settings")

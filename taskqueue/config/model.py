@@ -48,6 +48,9 @@ RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("capabilities", "approval_ttl_hours"): (0.0003, 87600),
     ("capabilities", "max_attempts"): (1, 1000),
     ("capabilities", "retention_days"): (0.0001, 36500),
+    ("capabilities", "required_approvals"): (1, 10),
+    ("capabilities", "remind_after"): (0.0003, 87600),
+    ("capabilities", "escalate_after"): (0.0003, 87600),
 }
 
 
@@ -81,6 +84,13 @@ class CapabilityConfig:
     max_attempts: int | None = None
     retention_days: float | None = None
     producers: tuple[ProducerConfig, ...] = ()
+    # Four-eyes (docs/semantics.md): distinct approves required, who may decide, and
+    # when (hours) to remind and escalate to whom. None: not set by the file.
+    required_approvals: int | None = None
+    approvers: tuple[str, ...] | None = None
+    remind_after_hours: float | None = None
+    escalate_after_hours: float | None = None
+    escalate_to: tuple[str, ...] | None = None
 
     def settings(self, timezone: str) -> dict[str, Any]:
         """The keyword arguments of `TaskQueue.capability_set` this file sets."""
@@ -90,6 +100,16 @@ class CapabilityConfig:
                 out[key] = value
         if self.approval_ttl_hours is not None:
             out["approval_ttl_seconds"] = round(self.approval_ttl_hours * 3600)
+        if self.required_approvals is not None:
+            out["required_approvals"] = self.required_approvals
+        if self.approvers is not None:
+            out["approvers"] = list(self.approvers)
+        if self.escalate_to is not None:
+            out["escalate_to"] = list(self.escalate_to)
+        for key, hours in (("remind_after_seconds", self.remind_after_hours),
+                           ("escalate_after_seconds", self.escalate_after_hours)):
+            if hours is not None:
+                out[key] = max(1, round(hours * 3600))
         return out
 
 

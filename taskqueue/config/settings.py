@@ -25,7 +25,8 @@ _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capab
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
 _CAP = {"handler", "mode", "concurrency", "tick_minutes", "max_running", "max_parked",
         "daily_new", "lease_seconds", "timeout_seconds", "approval_ttl_hours", "max_attempts",
-        "retention_days", "producers"}
+        "retention_days", "producers", "required_approvals", "approvers", "remind_after",
+        "escalate_after", "escalate_to"}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
 
@@ -166,9 +167,25 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         approval_ttl_hours=_number(c, t, (*k, "approval_ttl_hours"), "num", None),
         max_attempts=_number(c, t, (*k, "max_attempts"), "int", None),
         retention_days=_number(c, t, (*k, "retention_days"), "num", None),
+        required_approvals=_number(c, t, (*k, "required_approvals"), "int", None),
+        approvers=_people(c, t, (*k, "approvers")),
+        remind_after_hours=_number(c, t, (*k, "remind_after"), "num", None),
+        escalate_after_hours=_number(c, t, (*k, "escalate_after"), "num", None),
+        escalate_to=_people(c, t, (*k, "escalate_to")),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )
+
+
+def _people(c: Checker, table: Mapping[str, Any], key: KeyPath) -> tuple[str, ...] | None:
+    """A list of person names (`[people.NAME]`), or None when the key is absent."""
+    raw = table.get(str(key[-1]))
+    if raw is None:
+        return None
+    if (not isinstance(raw, list) or len(raw) > 100
+            or not all(isinstance(n, str) and n.strip() and len(n) <= 200 for n in raw)):
+        raise c.error(key, "must be a list of person names, e.g. [\"alice\", \"bob\"]")
+    return tuple(raw)
 
 
 def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:
