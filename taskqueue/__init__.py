@@ -46,6 +46,7 @@ from taskqueue.maintenance.endpoints import (
 )
 from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
+from taskqueue.maintenance.reminders import Reminders, RemindReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
 from taskqueue.redact import (
@@ -186,6 +187,8 @@ __all__ = [
     "RedactingFilter",
     "Release",
     "Releasing",
+    "RemindReport",
+    "Reminders",
     "Signal",
     "SignalConfig",
     "Signals",

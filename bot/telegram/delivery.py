@@ -19,7 +19,7 @@ import contextlib
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +93,10 @@ class TelegramChannel:
     def __init__(self, queue: TaskQueue, courier: Courier, chat_id: int, *,
                  name: str | None = None, batch: int = BATCH, lease: float = LEASE_SECONDS,
                  retry_base: float = RETRY_BASE_SECONDS, retry_max: float = RETRY_MAX_SECONDS,
-                 poll: float = POLL_SECONDS) -> None:
+                 poll: float = POLL_SECONDS, people: Mapping[int, str] | None = None) -> None:
         self.queue, self.courier, self.chat_id = queue, courier, chat_id
+        # [people.NAME] telegram_user_id → NAME: where an escalation's direct messages go.
+        self.people = dict(people or {})
         self.store = MessageStore(queue)
         self.name = name or sender_name()
         self.batch, self.lease, self.poll = batch, lease, poll
@@ -209,6 +211,7 @@ class TelegramChannel:
             return await self._closing(row)
         text = alert_text(row.body) if row.kind == "alert" else message_text(row.body)
         message = await self.courier.text(self.chat_id, text)
+        await self._escalate(row, text)
         log.info("notification sent kind=%s notification=%s task=%s message=%s", row.kind,
                  row.id, row.task_id, message.message_id)
         return {"chat_id": self.chat_id, "message_id": message.message_id}
@@ -234,6 +237,17 @@ class TelegramChannel:
             await self._quietly(self.courier.edit(old.chat_id, old.message_id,
                                                   "↪️ Re-sent below."))
         return {"chat_id": self.chat_id, "message_id": message.message_id}
+
+    async def _escalate(self, row: Notification, text: str) -> None:
+        """An escalation also goes to each `escalate_to` person whose Telegram id is known,
+        as a direct message (best effort: the chat has it in any case)."""
+        names = row.body.get("escalate_to") if row.kind == "message" else None
+        if not isinstance(names, list):
+            return
+        for user_id, name in sorted(self.people.items()):
+            if name in names:
+                await self._quietly(self.courier.text(user_id, text))
+                log.info("escalation sent to person=%s task=%s", name, row.task_id)
 
     async def _evidence(self, approval: Approval, document: bytes | None, reply_to: int) -> None:
         """The attachments, as replies to the request; best effort, never re-sent."""

@@ -79,6 +79,8 @@ class Approval:
     attachments: tuple[Attachment, ...] = ()
     required: int = 1
     approvals: tuple[Vote, ...] = ()
+    # When the capability's escalation went out (None: not escalated).
+    escalated_at: datetime | None = None
 
     @property
     def is_open(self) -> bool:

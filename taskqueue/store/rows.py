@@ -87,6 +87,7 @@ def approval_from_row(row: Row, attachments: Iterable[Attachment] = (),
         attachments=tuple(attachments),
         required=row.get("required") or 1,
         approvals=tuple(Vote(v["person"], v["decided_at"], v["counts"]) for v in votes),
+        escalated_at=row.get("escalated_at"),
     )
 
 

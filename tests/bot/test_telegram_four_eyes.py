@@ -14,7 +14,15 @@ from bot.people import parse_people
 from bot.telegram.app import TelegramBot
 from bot.telegram.config import parse
 from bot.telegram.settings import TelegramSettings
-from taskqueue import ConfigChecker, ConfigError, Decision, Status, TaskQueue
+from taskqueue import (
+    ConfigChecker,
+    ConfigError,
+    Decision,
+    Reminders,
+    RemindReport,
+    Status,
+    TaskQueue,
+)
 from tests.bot.conftest import ALICE, BOB, CHAT, MALLORY, button, make_bot, sent_row
 from tests.bot.fake_telegram import FakeTelegram
 
@@ -97,3 +105,25 @@ def test_people_join_the_allow_list_and_an_unknown_id_keeps_its_old_form() -> No
                 {"x": {"web_account": "a"}, "y": {"web_account": "a"}}):
         with pytest.raises(ConfigError):
             parse_people(bad)
+
+
+async def test_a_reminder_goes_to_the_chat_and_an_escalation_also_to_the_person(
+        queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
+    await queue.capability_set("vm", remind_after_seconds=60, escalate_after_seconds=120,
+                               escalate_to=["carol"])
+    approval_id, _ = await _parked(queue, fake, 2)
+    async with queue.pool.connection() as conn:
+        await conn.execute("UPDATE approvals SET created_at = now() - interval '1 hour' "
+                           "WHERE id = %s", (approval_id,))
+    report = await Reminders(queue).run_once()
+    assert report == RemindReport((approval_id,), (approval_id,))
+    await fake.wait_for(lambda: [c for c in fake.calls_to("sendMessage")
+                                 if int(c.params["chat_id"]) == CAROL["id"]])
+    texts = [c.params["text"] for c in fake.calls_to("sendMessage")
+             if int(c.params["chat_id"]) == CHAT]
+    assert any("Reminder: task" in t for t in texts)
+    assert any("Escalated: task" in t for t in texts)
+    [direct] = [c.params["text"] for c in fake.calls_to("sendMessage")
+                if int(c.params["chat_id"]) == CAROL["id"]]
+    assert "Escalated: task" in direct
+    assert await Reminders(queue).run_once() == RemindReport()

@@ -17,11 +17,14 @@ from taskqueue import (
     GatedAction,
     NotAnApprover,
     NotApproved,
+    Reaper,
+    Reminders,
+    RemindReport,
     Status,
     TaskQueue,
 )
 
-from .factories import CAP, claimed, in_threads, parked, sql, value
+from .factories import CAP, backdate, claimed, in_threads, parked, sql, value
 
 
 async def _events(queue: TaskQueue, task_id: int, kind: str) -> list[Any]:
@@ -253,3 +256,49 @@ async def test_the_gate_never_acts_on_one_of_two(queue: TaskQueue) -> None:
               approval.id)
     done = await Gate(queue, held, "w2", "delete").run("vm-1", far.act)
     assert done.acted_now and far.calls == 1
+
+
+async def test_a_reminder_then_an_escalation_each_exactly_once(queue: TaskQueue) -> None:
+    await queue.capability_set(CAP, remind_after_seconds=60, escalate_after_seconds=3600,
+                               escalate_to=["carol"])
+    task, approval = await parked(queue, required_approvals=2)
+    assert await Reminders(queue).run_once() == RemindReport()  # not due yet
+    await backdate(queue, "approvals", "created_at", "2 minutes", "id = %s", approval.id)
+    first = await Reminders(queue).run_once()
+    assert first == RemindReport(reminded=(approval.id,))
+    assert await Reminders(queue).run_once() == RemindReport()  # once
+    await backdate(queue, "approvals", "created_at", "2 hours", "id = %s", approval.id)
+    await Reaper(queue).run_once()  # the reaper runs the reminders too
+    assert await Reminders(queue).run_once() == RemindReport()
+    [reminded] = await _events(queue, task.id, "reminded")
+    [escalated] = await _events(queue, task.id, "escalated")
+    assert reminded.detail == {"approval_id": approval.id}
+    assert escalated.detail == {"approval_id": approval.id, "to": ["carol"]}
+    sent = await queue.notification_list(task_id=task.id, kind="message")
+    assert [n["body"].get("reminder") for n in sent] == [approval.id, None]
+    assert sent[1]["body"]["escalate_to"] == ["carol"]
+    assert sent[1]["body"]["escalation"] == approval.id
+    # Decided: nothing more is sent.
+    await queue.approval_decide(approval.id, Decision.SKIPPED, "bob")
+    assert await Reminders(queue).run_once() == RemindReport()
+
+
+def test_concurrent_runs_remind_exactly_once(dsn: str) -> None:
+    async def setup(q: TaskQueue, i: int) -> int:
+        await q.capability_set(CAP, remind_after_seconds=60)
+        _, approval = await parked(q)
+        await backdate(q, "approvals", "created_at", "2 minutes", "id = %s", approval.id)
+        return approval.id
+
+    [approval_id] = in_threads(1, dsn, setup)
+
+    async def run(q: TaskQueue, i: int) -> tuple[int, ...]:
+        return (await Reminders(q).run_once()).reminded
+
+    results = in_threads(4, dsn, run)
+    assert sorted(results) == [(), (), (), (approval_id,)]
+
+    async def count(q: TaskQueue, i: int) -> int:
+        return int(await value(q, "SELECT count(*) FROM task_events WHERE kind = 'reminded'"))
+
+    assert in_threads(1, dsn, count) == [1]

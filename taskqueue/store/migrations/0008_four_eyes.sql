@@ -32,3 +32,8 @@ ALTER TABLE capabilities
     ADD COLUMN remind_after_seconds integer CHECK (remind_after_seconds > 0),
     ADD COLUMN escalate_after_seconds integer CHECK (escalate_after_seconds > 0),
     ADD COLUMN escalate_to text[] NOT NULL DEFAULT '{}';
+
+-- When the reminder and the escalation of an open approval went out (once each).
+ALTER TABLE approvals
+    ADD COLUMN reminded_at timestamptz,
+    ADD COLUMN escalated_at timestamptz;
