@@ -45,13 +45,15 @@ def scheduler_check(running: Callable[[], bool]) -> Any:
 
 
 def observability(config: Config, queue: TaskQueue, scheduler_running: Callable[[], bool],
-                  sockets: Sequence[socket.socket] = ()) -> ObservabilityServer | None:
+                  sockets: Sequence[socket.socket] = (), *,
+                  leader: Callable[[], bool] | None = None) -> ObservabilityServer | None:
     """The server for `config`'s `[http]` table (serving `sockets` when bound ahead), or
-    None when it is off."""
+    None when it is off; `leader` says whether this service leads (the /healthz "role"
+    and `signoff_leader`)."""
     listen, timeout = http_settings(config)
     if listen is None:
         return None
     checks = {"scheduler": scheduler_check(scheduler_running),
               "reaper": reaper_check(queue, config.reaper_interval_minutes * 60)}
     return ObservabilityServer(queue, listen, signal_config=config.signals, checks=checks,
-                               timeout=timeout, sockets=sockets)
+                               timeout=timeout, sockets=sockets, leader=leader)

@@ -5,6 +5,10 @@ Every entry calls a small object's `run_once()`; scheduled jobs enqueue work and
 it, except ticks, which run one slice by design. Jobs coalesce and have a misfire grace, so
 after downtime a missed run fires once; producers also catch up their last missed period at
 start (a period runs to completion once, so that is safe to repeat).
+
+With several services on one database, entries added `leader_only` (the nudge digest, the
+incident check) run on the leader alone: every service keeps the timetable and the others
+skip those runs, so the one that takes over simply runs the next one.
 """
 
 from __future__ import annotations
@@ -67,15 +71,21 @@ class ServiceScheduler:
             "coalesce": True, "max_instances": 1,
             "misfire_grace_time": config.misfire_grace_seconds})
         self.jobs: dict[str, JobBody] = {}
+        self.leader_only: set[str] = set()
+        # The service's Leadership says; alone (tests, no service) it always leads.
+        self.is_leader: Callable[[], bool] = lambda: True
         self._inflight: set[asyncio.Task[Any]] = set()
 
     # -- building the timetable ----------------------------------------------------------
 
     def add(self, job_id: str, body: JobBody, trigger: BaseTrigger, *,
-            catch_up: bool = False, at_start: bool = False) -> None:
+            catch_up: bool = False, at_start: bool = False, leader_only: bool = False) -> None:
         """Add (or replace) an entry; with `catch_up`, its last missed run fires at start;
-        with `at_start`, it also runs as soon as the scheduler starts."""
+        with `at_start`, it also runs as soon as the scheduler starts; with `leader_only`,
+        it runs only while `is_leader()`."""
         self.jobs[job_id] = body
+        if leader_only:
+            self.leader_only.add(job_id)
         options: dict[str, Any] = {}
         if at_start:
             options["next_run_time"] = datetime.now(self.tz)
@@ -84,7 +94,7 @@ class ServiceScheduler:
             missed = previous_fire_time(trigger, datetime.now(self.tz), lookback)
             if missed is not None:
                 options["next_run_time"] = missed
-        self.scheduler.add_job(self._guarded, trigger, args=[job_id], id=job_id, name=job_id,
+        self.scheduler.add_job(self._timed, trigger, args=[job_id], id=job_id, name=job_id,
                                replace_existing=True, **options)
 
     def add_reaper(self) -> None:
@@ -104,7 +114,7 @@ class ServiceScheduler:
         """Record the incident signal's changes as alert notifications for the channels."""
         alert = IncidentAlert(self.queue, self.config.signals)
         self.add("incident_check", alert.run_once, IntervalTrigger(
-            minutes=self.config.signal_check_minutes, timezone=self.tz))
+            minutes=self.config.signal_check_minutes, timezone=self.tz), leader_only=True)
 
     def add_tick(self, run: CapabilityRun, minutes: float) -> Tick:
         tick = Tick(self.queue, run, self.worker, self.stopping)
@@ -139,9 +149,17 @@ class ServiceScheduler:
             raise ValueError(f"unknown check {name!r}; one of {', '.join(CHECKS)}")
         for at in times or self.config.digest_times:
             hour, minute = (int(x) for x in at.split(":"))
-            self.add(f"{name}:{at}", body, CronTrigger(hour=hour, minute=minute, timezone=self.tz))
+            self.add(f"{name}:{at}", body, CronTrigger(hour=hour, minute=minute, timezone=self.tz),
+                     leader_only=True)
 
     # -- running ---------------------------------------------------------------------------
+
+    async def _timed(self, job_id: str) -> Any:
+        """What the timer runs: the entry, unless it is the leader's and this is a standby."""
+        if job_id in self.leader_only and not self.is_leader():
+            log.info("job skipped job=%s: this service is a standby", job_id)
+            return None
+        return await self._guarded(job_id)
 
     async def _guarded(self, job_id: str) -> Any:
         """Run one entry, log its failure in one line, and keep the timetable going."""
@@ -158,7 +176,8 @@ class ServiceScheduler:
                 self._inflight.discard(me)
 
     async def run_job(self, job_id: str) -> Any:
-        """Run an entry now, as the timer would (tests and `signoff`-style triggers)."""
+        """Run an entry now, as the timer would, even on a standby (tests and
+        `signoff`-style triggers)."""
         return await self._guarded(job_id)
 
     def start(self) -> None:

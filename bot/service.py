@@ -13,6 +13,14 @@ API has not answered yet) is logged as retrying, not started.
 
 With a listener, the web inbox (`bot.web.part.mount(service)`) adds its pages to the same
 aiohttp application before it starts, unless `[web] enabled = false`.
+
+Any number of services may share one database. One of them leads (a PostgreSQL
+advisory lock held by the core's `Leadership`): only the leader long-polls Telegram and runs
+the scheduler's leader-only entries (the nudge digest, the incident check); everything else
+(worker pools, outbox delivery, producers, ticks, the reaper, a webhook) runs on all. A
+part with `async lead()` and `async follow()` is told each change; it starts as a standby.
+On shutdown the service steps down and releases the lock first, so a standby takes over
+at once.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from taskqueue import (
     CapabilityConfig,
     CapabilityRun,
     Config,
+    Leadership,
     ObservabilityServer,
     Stopping,
     TaskQueue,
@@ -47,6 +56,9 @@ from taskqueue import (
 )
 
 log = logging.getLogger("signoff.service")
+
+# start() waits this long (seconds) for the first answer to "do we lead?".
+LEADERSHIP_WAIT = 10.0
 
 
 class TelegramPart(Protocol):
@@ -107,6 +119,7 @@ class Service:
         self.pools: list[WorkerPool] = []
         self.scheduler: ServiceScheduler | None = None
         self.http: ObservabilityServer | None = None
+        self.leadership: Leadership | None = None
         self.web: object | None = None
         self._queue_cm: contextlib.AbstractAsyncContextManager[TaskQueue] | None = None
         self.queue: TaskQueue | None = None
@@ -133,6 +146,7 @@ class Service:
         log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
         self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
         self.queue = await self._queue_cm.__aenter__()
+        self.leadership = Leadership(dsn, name=self.name, on_change=self._lead_or_follow)
         await apply_capabilities(self.queue, cfg)
         runs = {c.name: await self._run_for(c) for c in cfg.capabilities.values()
                 if c.mode != "external"}
@@ -140,6 +154,10 @@ class Service:
         await self._start_http()
         self._start_pools(runs, dsn)
         await self._start_telegram()
+        self.leadership.start()
+        # A lone service polls once start() returns; a slow database does not hold it up.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.leadership.decided.wait(), LEADERSHIP_WAIT)
         log.info("service started name=%s", self.name)
 
     def _pool_size(self) -> int:
@@ -156,6 +174,7 @@ class Service:
         assert self.queue is not None
         sched = ServiceScheduler(self.queue, self.config, worker=f"{self.name}:tick",
                                  stopping=self.stopping)
+        sched.is_leader = self.is_leader
         sched.add_reaper()
         sched.add_pruner()
         sched.add_incident_check()
@@ -172,7 +191,7 @@ class Service:
     async def _start_http(self) -> None:
         assert self.queue is not None
         self.http = observability(self.config, self.queue, self._scheduler_running,
-                                  sockets=self._http_sockets)
+                                  sockets=self._http_sockets, leader=self.is_leader)
         if self.http is None:
             log.info("http: off (no [http] listen)")
             return
@@ -180,6 +199,17 @@ class Service:
 
         self.web = await mount(self)
         await self.http.start()
+
+    def is_leader(self) -> bool:
+        """Whether this service holds the leader's lock now."""
+        return self.leadership is not None and self.leadership.is_leader
+
+    async def _lead_or_follow(self, leader: bool) -> None:
+        """Leadership's on_change: tell the parts that do the leader's work."""
+        if self.telegram is not None:
+            change = getattr(self.telegram, "lead" if leader else "follow", None)
+            if change is not None:
+                await change()
 
     def _scheduler_running(self) -> bool:
         return self.scheduler is not None and self.scheduler.scheduler.running
@@ -204,6 +234,9 @@ class Service:
         if part is None:
             log.info("telegram: off")
             return
+        follow = getattr(part, "follow", None)
+        if follow is not None:  # it polls once this service leads
+            await follow()
         await part.start()
         self.telegram = part
         health = getattr(part, "health", None)  # a ChannelReport, when the part keeps one
@@ -226,6 +259,9 @@ class Service:
             self._close_sockets()
             return
         log.info("service stopping")
+        if self.leadership is not None:
+            # First: the leader's work stops and a standby takes over while this one drains.
+            await self.leadership.stop()
         self.stopping.requested.set()
         for pool in self.pools:
             pool.stop()

@@ -80,6 +80,7 @@ from taskqueue.runtime.handler import (
     load_handler,
 )
 from taskqueue.runtime.heartbeat import Heartbeat
+from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
 from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
 from taskqueue.runtime.process import configure_logging, freeze_startup_objects
 from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
@@ -114,6 +115,7 @@ from taskqueue.store.states import TRANSITIONS, Decision, Status
 
 __all__ = [
     "APPROVALS_CHANNEL",
+    "LEADER_LOCK_KEY",
     "MASK",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
@@ -157,6 +159,7 @@ __all__ = [
     "HealthCheck",
     "Heartbeat",
     "IncidentAlert",
+    "Leadership",
     "LeaseLost",
     "Listener",
     "ListenerHub",

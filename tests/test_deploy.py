@@ -1,4 +1,5 @@
-"""deploy/signoff.service passes `systemd-analyze verify`: no unknown or misplaced key."""
+"""deploy/'s units (the service and its standby) pass `systemd-analyze verify`: no unknown
+or misplaced key."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-UNIT = Path(__file__).resolve().parents[1] / "deploy" / "signoff.service"
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+UNIT = DEPLOY / "signoff.service"
 # What systemd says about a key it ignores ("Unknown key 'X' in section [Service], ignoring"),
 # a section it does not know, or a line it cannot parse.
 COMPLAINT = re.compile(r"unknown|ignoring|invalid|failed to parse|missing", re.IGNORECASE)
@@ -30,8 +32,9 @@ def verify(text: str, folder: Path) -> list[str]:
     return [line for line in (out.stdout + out.stderr).splitlines() if str(unit) in line]
 
 
-def test_the_unit_verifies_without_a_complaint(tmp_path: Path) -> None:
-    text = UNIT.read_text("utf-8")
+@pytest.mark.parametrize("name", ["signoff.service", "signoff-standby.service"])
+def test_the_unit_verifies_without_a_complaint(tmp_path: Path, name: str) -> None:
+    text = (DEPLOY / name).read_text("utf-8")
     assert verify(text, tmp_path) == []
     unit_section = text.split("\n[Unit]\n", 1)[1].split("\n[Service]\n", 1)[0]
     assert "StartLimitIntervalSec=300" in unit_section and "StartLimitBurst=5" in unit_section

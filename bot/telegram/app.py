@@ -1,5 +1,11 @@
 """TelegramBot: builds the python-telegram-bot Application, starts polling (or the webhook
-listener) and the channel's delivery loop."""
+listener) and the channel's delivery loop.
+
+Only one process may long-poll a bot (Telegram answers a second getUpdates with 409
+Conflict), so with several services on one database the service calls `lead()` on its
+leader and `follow()` on the others: they send from the outbox and serve a webhook, but do
+not poll. A bot the service never calls leads from the start.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ import socket
 from datetime import timedelta
 from typing import Any
 
-from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.ext import Application, ApplicationBuilder
 
 from bot.telegram.courier import Courier, RetryPolicy, describe
@@ -85,6 +91,8 @@ class TelegramBot:
         self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
         secret_register(settings.token, self.webhook_secret)
         self.started = asyncio.Event()
+        self.leading = True  # polls; the service says otherwise on a standby
+        self._polling = asyncio.Lock()  # lead() and follow() take turns
         self._tasks: list[asyncio.Task[None]] = []
 
     def nudge_digest(self) -> NudgeDigest:
@@ -127,9 +135,10 @@ class TelegramBot:
         updater, s = self.application.updater, self.settings
         assert updater is not None
         if not s.webhook:
-            await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
-                                        allowed_updates=ALLOWED_UPDATES,
-                                        error_callback=polling_failed)
+            async with self._polling:
+                if not self.leading:
+                    return "mode=polling (standby: the leader polls)"
+                await self._start_polling()
             return "mode=polling"
         try:
             # Before setWebhook points Telegram at us; getaddrinfo may resolve a name.
@@ -144,6 +153,57 @@ class TelegramBot:
                               "TELEGRAM_WEBHOOK_LISTEN and TELEGRAM_WEBHOOK_PORT") from None
         return (f"mode=webhook url={s.webhook_url} "
                 f"listen={s.webhook_listen}:{s.webhook_port}/{s.url_path}")
+
+    async def _start_polling(self) -> None:
+        updater = self.application.updater
+        assert updater is not None
+        if updater.running:  # lead() came first
+            return
+        await updater.start_polling(timeout=timedelta(seconds=self.poll_timeout),
+                                    allowed_updates=ALLOWED_UPDATES,
+                                    error_callback=polling_failed)
+
+    async def lead(self) -> None:
+        """Poll for updates (this service became the leader); a webhook is served anyway.
+        While Telegram cannot be reached, try again every `reconnect` seconds."""
+        async with self._polling:
+            self.leading = True
+            if await self._poll_now():
+                return
+        self._tasks.append(asyncio.create_task(self._lead_later(), name="signoff-lead"))
+
+    async def _poll_now(self) -> bool:
+        """Start polling if this service leads and may poll now; False when Telegram could
+        not be reached (try again later)."""
+        updater = self.application.updater
+        # Before the application runs, the connection (`_receive_updates`) polls.
+        if (not self.leading or not self.application.running or self.settings.webhook
+                or updater is None or updater.running):
+            return True
+        try:
+            await self._start_polling()
+        except TelegramError as exc:  # unreachable, or a token revoked meanwhile
+            log.warning("telegram: retrying: cannot start polling (%s); again in %.0fs",
+                        describe(exc), self.reconnect)
+            return False
+        log.info("telegram: polling for updates (this service leads)")
+        return True
+
+    async def _lead_later(self) -> None:
+        while True:
+            await asyncio.sleep(self.reconnect)
+            async with self._polling:
+                if await self._poll_now():
+                    return
+
+    async def follow(self) -> None:
+        """Stop polling at once (another service leads, or this one lost its lock)."""
+        async with self._polling:
+            self.leading = False
+            updater = self.application.updater
+            if updater is not None and updater.running and not self.settings.webhook:
+                await updater.stop()
+                log.info("telegram: stopped polling (this service stands by)")
 
     async def _connect_later(self) -> None:
         while True:
@@ -175,8 +235,13 @@ class TelegramBot:
 
 
 def polling_failed(exc: TelegramError) -> None:
-    """PTB retries getUpdates with backoff (up to 30 s); one line each, no traceback."""
-    log.warning("telegram: retrying: getUpdates failed (%s)", describe(exc))
+    """PTB retries getUpdates with backoff (1 s, x1.5 up to 30 s); one line each, no
+    traceback. A 409 means another process polls this bot (a leader change in flight)."""
+    if isinstance(exc, Conflict):
+        log.warning("telegram: retrying: getUpdates answered 409 Conflict (another process "
+                    "polls this bot); backing off")
+    else:
+        log.warning("telegram: retrying: getUpdates failed (%s)", describe(exc))
 
 
 def check_listen(host: str, port: int) -> None:

@@ -9,19 +9,22 @@ on its own (doubling, capped) and the loop wakes when the earliest row is due ag
 
 The one window left: Telegram accepted a request's message and the process died before
 its ids were stored. That message is then sent again (never lost); once the ids are
-stored, a crash before the delivery is marked no longer repeats it.
+stored, a crash before the delivery is marked no longer repeats it. A database that is away
+at that moment (a restart) is waited for: what records a sent message is retried while the
+process lives, so the claim, renewed once the database is back, never lapses into a resend.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import RetryAfter, TelegramError
@@ -34,11 +37,13 @@ from bot.telegram.store import CHANNEL, MessageStore
 from bot.telegram.views import alert_text
 from taskqueue import (
     NOTIFICATIONS_CHANNEL,
+    TRANSIENT,
     Approval,
     ListenerHub,
     Notification,
     TaskQueue,
     default_worker_name,
+    one_line,
 )
 
 log = logging.getLogger("signoff.telegram.delivery")
@@ -53,6 +58,12 @@ RETRY_BASE_SECONDS = 2.0
 RETRY_MAX_SECONDS = 60.0
 POLL_SECONDS = 30.0
 SKIPPED: dict[str, Any] = {"skipped": True}
+# Recording a message Telegram accepted is retried this often (seconds) while the database
+# is away, for up to RECORD_PATIENCE seconds: the ids must not be lost to a restart.
+RECORD_RETRY = 0.2
+RECORD_PATIENCE = 120.0
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -198,8 +209,9 @@ class TelegramChannel:
                         rest.id, CHANNEL, self.name, "not tried: Telegram is failing",
                         self.retry_base, attempted=False)
                 return done
-            if not await self.queue.notification_mark_delivered(row.id, CHANNEL, self.name,
-                                                                receipt):
+            if not await self._durably(functools.partial(
+                    self.queue.notification_mark_delivered, row.id, CHANNEL, self.name,
+                    receipt)):
                 log.warning("delivery claim lost notification=%s task=%s", row.id, row.task_id)
             await self._recovered()
         return len(rows)
@@ -229,7 +241,8 @@ class TelegramChannel:
         token = secrets.token_hex(5)
         message = await self.courier.text(self.chat_id, rendered.text,
                                           markup=buttons(approval.id, token))
-        old = await self.store.message_save(approval.id, token, self.chat_id, message.message_id)
+        old = await self._durably(lambda: self.store.message_save(
+            approval.id, token, self.chat_id, message.message_id))
         log.info("approval sent task=%s approval=%s chat=%s message=%s", approval.task_id,
                  approval.id, self.chat_id, message.message_id)
         await self._evidence(approval, rendered.document, message.message_id)
@@ -269,10 +282,25 @@ class TelegramChannel:
         await self.courier.edit(shown.chat_id, shown.message_id,
                                 closed_text(approval, task.capability, task.status,
                                             row.body.get("outcome")))
-        await self.store.message_close(row.approval_id)
+        await self._durably(lambda: self.store.message_close(shown.approval_id))
         log.info("approval message closed task=%s approval=%s outcome=%s", approval.task_id,
                  approval.id, row.body.get("outcome"))
         return {"chat_id": shown.chat_id, "message_id": shown.message_id}
+
+    async def _durably(self, write: Callable[[], Awaitable[T]]) -> T:
+        """`write()` (a record of what Telegram accepted), retried while the database is
+        away, for up to RECORD_PATIENCE seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RECORD_PATIENCE
+        while True:
+            try:
+                return await write()
+            except TRANSIENT as exc:
+                if loop.time() > deadline:
+                    raise
+                log.warning("delivery: the database is away; recording a sent message again "
+                            "in %.1fs: %s", RECORD_RETRY, one_line(exc))
+            await asyncio.sleep(RECORD_RETRY)
 
     async def _failed(self, row: Notification, exc: TelegramError) -> None:
         delay = min(self.retry_max, self.retry_base * 2 ** row.attempts)

@@ -41,7 +41,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class WebApp:
-    """`setup(app)` adds the routes, the checks and the channel's loop to `app`."""
+    """`setup(app, add_routes)` adds the routes, the checks and the channel's loop to `app`
+    (bot.web.pages.install passes the pages' routes, so this module imports no page)."""
 
     def __init__(self, queue: TaskQueue, settings: WebSettings | None = None, *,
                  signal_config: SignalConfig | None = None, telegram: bool = False) -> None:
@@ -59,9 +60,8 @@ class WebApp:
         self._owned: set[Any] = set()
         self._task: asyncio.Task[None] | None = None
 
-    def setup(self, app: web.Application) -> None:
-        from bot.web.pages import add_routes
-
+    def setup(self, app: web.Application,
+              add_routes: Callable[[web.UrlDispatcher], None]) -> None:
         app[KEY] = self
         before = set(app.router.resources())
         add_routes(app.router)

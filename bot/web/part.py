@@ -3,11 +3,13 @@ enabled (the default), refusing a non-loopback address while no account exists."
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Any
 
 from bot.web.app import WebApp
+from bot.web.pages import install
 from bot.web.settings import from_config, is_loopback
 from bot.web.store import AccountStore
 from taskqueue import ConfigError
@@ -38,5 +40,5 @@ async def mount(service: Any) -> WebApp | None:
     app = WebApp(service.queue, settings, signal_config=service.config.signals,
                  telegram=bool(os.environ.get("TELEGRAM_BOT_TOKEN")))
     await refuse_without_accounts(app.store, service.http.host, service.http.port)
-    service.http.mount(app.setup)
+    service.http.mount(functools.partial(install, app))
     return app

@@ -12,6 +12,7 @@ import ssl
 from aiohttp import web
 
 from bot.web.app import WebApp
+from bot.web.pages import install
 from bot.web.part import refuse_without_accounts
 from bot.web.settings import from_config
 from bot.web.store import migrate_accounts
@@ -56,7 +57,7 @@ async def serve(config: Config, listen: str, *, certfile: str | None = None,
         webapp = WebApp(queue, from_config(config), signal_config=config.signals)
         await refuse_without_accounts(webapp.store, host, port)
         app = web.Application(client_max_size=1024 * 1024)
-        webapp.setup(app)
+        install(webapp, app)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
         await runner.setup()
         try:

@@ -5,7 +5,9 @@ scheduler and the reaper, and the delivery channels' reports through add_channel
 answers 200 when all pass, 503 naming the failing ones, as a small JSON body. A request the
 server cannot parse is one log line at most (maintenance/requestlog.py).
 /metrics is Prometheus' text format: the QueueCollector's database
-figures (read at scrape time, with a timeout) and the in-process handler durations.
+figures (read at scrape time, with a timeout) and the in-process handler durations. With a
+`leader` callable (the service's Leadership), /healthz also says the process's "role",
+leader or standby, and /metrics has `signoff_leader` 1/0.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
 
 from taskqueue.errors import ConfigError, one_line
 from taskqueue.maintenance.channels import ChannelReport
@@ -114,7 +116,8 @@ class ObservabilityServer:
                  signal_config: SignalConfig | None = None,
                  checks: Mapping[str, HealthCheck] | None = None,
                  timeout: float = SCRAPE_TIMEOUT,
-                 sockets: Sequence[socket.socket] = ()) -> None:
+                 sockets: Sequence[socket.socket] = (),
+                 leader: Callable[[], bool] | None = None) -> None:
         self.host, self.port = parse_listen(listen)
         # Bound ahead by bind_listen (start serves them), else bound by start itself.
         self.sockets = list(sockets)
@@ -123,6 +126,11 @@ class ObservabilityServer:
         self.registry.register(self.collector)
         self.durations = SliceDurations(self.registry)
         self.observe_slice = self.durations.observe
+        self.leader = leader
+        if leader is not None:
+            Gauge("signoff_leader", "1 while this process is the leader among the services "
+                  "on its database, 0 while it stands by", registry=self.registry,
+                  ).set_function(lambda: 1 if leader() else 0)
         self.checks: dict[str, HealthCheck] = {"database": database_check(queue),
                                                **(checks or {})}
         self.request_log = RequestLog(logging.getLogger("signoff.http.requests"))
@@ -181,9 +189,9 @@ class ObservabilityServer:
 
     async def health(self) -> dict[str, str]:
         """Each check's result: "ok" or what is wrong."""
-        results = await asyncio.gather(*(self._run_check(c) for c in self.checks.values()))
-        return {name: problem or "ok" for name, problem in zip(self.checks, results,
-                                                               strict=True)}
+        checks = dict(self.checks)  # a channel may be added while the checks run
+        results = await asyncio.gather(*(self._run_check(c) for c in checks.values()))
+        return {name: problem or "ok" for name, problem in zip(checks, results, strict=True)}
 
     async def _run_check(self, check: HealthCheck) -> str | None:
         """The check's answer, masked: /healthz is read by whoever reaches the port."""
@@ -198,8 +206,10 @@ class ObservabilityServer:
     async def _healthz(self, request: web.Request) -> web.Response:
         results = await self.health()
         failing = [name for name, result in results.items() if result != "ok"]
-        body = {"status": "failing" if failing else "ok", "failing": failing,
-                "checks": results}
+        body: dict[str, object] = {"status": "failing" if failing else "ok",
+                                   "failing": failing, "checks": results}
+        if self.leader is not None:
+            body["role"] = "leader" if self.leader() else "standby"
         return web.json_response(body, status=503 if failing else 200)
 
     async def _metrics(self, request: web.Request) -> web.Response:

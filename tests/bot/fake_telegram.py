@@ -5,7 +5,11 @@ short long-poll, and can be told to fail: 429 with retry_after, 400 for a file, 
 getMe, or a dropped connection; or to be slow (`delays`: seconds a method hangs before it
 answers; a request whose client went away meanwhile is dropped, not performed). Like the
 real API, getUpdates answers 409 Conflict while a webhook is set (setWebhook records it;
-deleteWebhook removes it).
+deleteWebhook removes it), and a getUpdates that arrives while another one is open (a second
+poller) as Telegram does: 409 Conflict, recorded in `conflicts`.
+
+Several processes may share one fake and still be told apart: a client that puts a name
+before the path (`api_base_url = URL/NAME`) has its calls recorded with `client` NAME.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class Call:
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     status: int = 200
     answered_at: float | None = None  # time.monotonic() when a success was answered
+    client: str = ""  # the name before /bot<token> in the path, if any
+    started_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,8 @@ class FakeTelegram:
         self.failures: dict[str, list[Failure]] = defaultdict(list)
         self.delays: dict[str, float] = {}
         self.webhook: Webhook | None = None
+        self.polls_open: dict[int, web.Request] = {}  # getUpdates being answered, by id(call)
+        self.conflicts: list[Call] = []  # those answered 409 because another was open
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1001)
@@ -89,6 +97,7 @@ class FakeTelegram:
         """Serve on `port` (0: a free one; a restart after stop() passes the old one)."""
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_route("*", "/{client}/bot{token}/{method}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port)
@@ -170,7 +179,7 @@ class FakeTelegram:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
-        call = Call(method, *await _params(request))
+        call = Call(method, *await _params(request), client=request.match_info.get("client", ""))
         self.calls.append(call)
         if request.match_info["token"] != self.token:
             return _error(call, 401, "Unauthorized")
@@ -190,12 +199,31 @@ class FakeTelegram:
         handler = getattr(self, f"_api_{method}", None)
         if handler is None:
             return _error(call, 404, "Not Found: method not found")
-        result = await handler(call.params, call.files)
+        result = await (self._poll(call, request) if method == "getUpdates"
+                        else handler(call.params, call.files))
         if isinstance(result, web.Response):
             call.status = result.status
             return result
         call.answered_at = time.monotonic()
         return web.json_response({"ok": True, "result": result})
+
+    async def _poll(self, call: Call, request: web.Request) -> Any:
+        """getUpdates, one poller at a time: a second concurrent one gets 409 (a poll whose
+        client went away, cancelled or killed, is over)."""
+        if any(r.transport is not None and not r.transport.is_closing()
+               for r in self.polls_open.values()):
+            self.conflicts.append(call)
+            return _error(None, 409, "Conflict: terminated by other getUpdates request; make "
+                          "sure that only one bot instance is running")
+        self.polls_open[id(call)] = request
+        try:
+            return await self._api_getUpdates(call.params, call.files)
+        finally:
+            del self.polls_open[id(call)]
+
+    def pollers(self, since: float = 0.0) -> list[str]:
+        """The clients whose getUpdates succeeded after `since` (time.monotonic())."""
+        return sorted({c.client for c in self.calls_to("getUpdates") if c.started_at >= since})
 
     async def _api_getMe(self, p: dict[str, Any], f: Any) -> Any:
         return self.me

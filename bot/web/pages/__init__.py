@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.web.app import WebApp
 from bot.web.pages import files, inbox, login, queue, signals, stream, task
+
+
+def install(webapp: WebApp, app: web.Application) -> None:
+    """The web inbox on `app`: its checks and channel (`webapp`) and every page's routes."""
+    webapp.setup(app, add_routes)
 
 
 def add_routes(router: web.UrlDispatcher) -> None:

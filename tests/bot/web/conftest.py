@@ -16,6 +16,7 @@ from aiohttp import web
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from bot.web.app import WebApp
+from bot.web.pages import install
 from bot.web.passwords import hash_password
 from taskqueue import Approval, NewAttachment, TaskQueue
 
@@ -55,7 +56,7 @@ class Server:
         await self.webapp.store.account_add("alice", PASSWORD_HASH)
         await self.webapp.store.account_add("bob", PASSWORD_HASH)
         app = web.Application()
-        self.webapp.setup(app)
+        install(self.webapp, app)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
