@@ -16,6 +16,7 @@ from taskqueue.config.settings import (
 )
 from taskqueue.errors import (
     TRANSIENT,
+    AlreadyApproved,
     AlreadyDecided,
     ApprovalExpired,
     ApprovalNotFound,
@@ -26,6 +27,7 @@ from taskqueue.errors import (
     DatabaseUnavailable,
     LeaseLost,
     MigrationError,
+    NotAnApprover,
     NotFound,
     NothingToClaim,
     SignoffError,
@@ -44,6 +46,7 @@ from taskqueue.maintenance.endpoints import (
 )
 from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
+from taskqueue.maintenance.reminders import Reminders, RemindReport
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
 from taskqueue.redact import (
@@ -113,6 +116,7 @@ from taskqueue.store.models import (
     ProducerRun,
     Task,
     TaskDetail,
+    Vote,
 )
 from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
 from taskqueue.store.queries import parse as parse_queries
@@ -132,6 +136,7 @@ __all__ = [
     "ActionUncertain",
     "AlertReport",
     "AlreadyActed",
+    "AlreadyApproved",
     "AlreadyDecided",
     "Approval",
     "ApprovalExpired",
@@ -174,6 +179,7 @@ __all__ = [
     "MigrationError",
     "NewAttachment",
     "NewTask",
+    "NotAnApprover",
     "NotApproved",
     "NotFound",
     "NothingHappened",
@@ -197,6 +203,8 @@ __all__ = [
     "RedactingFilter",
     "Release",
     "Releasing",
+    "RemindReport",
+    "Reminders",
     "Signal",
     "SignalConfig",
     "Signals",
@@ -213,6 +221,7 @@ __all__ = [
     "TaskQueue",
     "Tick",
     "TickReport",
+    "Vote",
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",

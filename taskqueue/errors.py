@@ -83,6 +83,22 @@ class AlreadyDecided(Conflict):
         self.decision = decision
 
 
+class NotAnApprover(Conflict):
+    """The person is not among the capability's `approvers`: nothing was recorded."""
+
+
+class AlreadyApproved(SignoffError):
+    """This person already approved this request (four-eyes): an approve counts once per
+    person; the request still waits for someone else. Exit 7, distinct from a conflict."""
+
+    exit_code = 7
+
+    def __init__(self, message: str | None = None, *, by: str = "", approved: int = 0,
+                 required: int = 1) -> None:
+        super().__init__(message)
+        self.by, self.approved, self.required = by, approved, required
+
+
 class ApprovalExpired(Conflict):
     """The approval has expired."""
 

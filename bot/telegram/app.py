@@ -85,7 +85,7 @@ class TelegramBot:
         self.application = build_application(settings, self.health, rate_limiter)
         self.courier = Courier(self.application.bot, policy)
         self.sender = TelegramChannel(queue, self.courier, settings.chat_id, poll=outbox_poll,
-                                      name=sender_name)
+                                      name=sender_name, people=settings.people)
         self.deps = Deps(queue, settings, self.courier, self.sender, signal_config)
         self.application.bot_data[KEY] = self.deps
         register(self.application)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from bot.people import people_from_config
 from bot.telegram.settings import (
     DEFAULT_API_BASE_URL,
     DEFAULT_DIGEST_TIMES,
@@ -35,8 +36,11 @@ def from_config(config: Config, env: Mapping[str, str] | None = None) -> Telegra
     """Settings from the service config's `[telegram]` table, the environment winning;
     digest times default to the file's `[nudges] digest_times`."""
     env = os.environ if env is None else env
+    people = people_from_config(config)
     return parse({"telegram": config.sections.get("telegram", {})}, config.checker(), env,
-                 config.digest_times)
+                 config.digest_times,
+                 {p.telegram_user_id: p.name for p in people.by_name.values()
+                  if p.telegram_user_id is not None})
 
 
 def load(section: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
@@ -48,10 +52,12 @@ def load(section: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
 
 
 def parse(top: Mapping[str, Any], c: ConfigChecker, env: Mapping[str, str],
-          digest_times: tuple[str, ...]) -> TelegramSettings:
+          digest_times: tuple[str, ...], people: Mapping[int, str] | None = None
+          ) -> TelegramSettings:
     """The [telegram] section, then TELEGRAM_CHAT_ID, TELEGRAM_ALLOWED_USER_IDS,
     TELEGRAM_API_BASE_URL, TELEGRAM_DIGEST_TIMES and TELEGRAM_WEBHOOK_URL/_LISTEN/_PORT
-    over it."""
+    over it. `people` (user id → name, from `[people.NAME]`) are allowed too."""
+    people = dict(people or {})
     # Masked in every log line, error and message of the process from here on.
     secret_register(env.get("TELEGRAM_BOT_TOKEN"), env.get("TELEGRAM_WEBHOOK_SECRET"))
     raw = top.get("telegram", {})
@@ -67,7 +73,8 @@ def parse(top: Mapping[str, Any], c: ConfigChecker, env: Mapping[str, str],
         chat_id=_env_chat(env) if env.get("TELEGRAM_CHAT_ID")
         else c.get(t, (*k, "chat_id"), "chat"),
         allowed_user_ids=frozenset(_env_ids(env) if env.get("TELEGRAM_ALLOWED_USER_IDS")
-                                   else _file_ids(t, c)),
+                                   else _file_ids(t, c)) | frozenset(people),
+        people=people,
         api_base_url=(_api_base_url(t, c, env) or DEFAULT_API_BASE_URL).rstrip("/"),
         digest=c.get(t, (*k, "digest"), "bool", True),
         digest_max_items=c.get(t, (*k, "digest_max_items"), "int", 10, 1, 1000),

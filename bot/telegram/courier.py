@@ -141,12 +141,15 @@ class Courier:
                 f"shown here: {escape(exc.message)}. See it with <code>signoff show</code>.",
                 reply_to=reply_to)
 
-    async def edit(self, chat_id: int, message_id: int, html: str) -> None:
-        """Replace a message's text and remove its buttons; an unchanged message is fine."""
+    async def edit(self, chat_id: int, message_id: int, html: str, *,
+                   markup: InlineKeyboardMarkup | None = None) -> None:
+        """Replace a message's text and remove its buttons (or set `markup`); an unchanged
+        message is fine."""
         try:
             await self.call("editMessageText", lambda: self.bot.edit_message_text(
                 redact(html)[:MAX_TEXT], chat_id=chat_id, message_id=message_id,
-                parse_mode=ParseMode.HTML, link_preview_options=_NO_PREVIEW))
+                parse_mode=ParseMode.HTML, link_preview_options=_NO_PREVIEW,
+                reply_markup=markup))
         except BadRequest as exc:
             if "not modified" in exc.message.lower():
                 return

@@ -14,9 +14,18 @@ from telegram import CallbackQuery, Message, Update, User
 from telegram.ext import ContextTypes
 
 from bot.telegram.callback import Tap, decode
-from bot.telegram.deps import Deps, deps, who
+from bot.telegram.deps import Deps, deps
 from bot.telegram.render import escape, person
-from taskqueue import AlreadyDecided, ApprovalExpired, Conflict, Decision, NotFound
+from taskqueue import (
+    AlreadyApproved,
+    AlreadyDecided,
+    Approval,
+    ApprovalExpired,
+    Conflict,
+    Decision,
+    NotAnApprover,
+    NotFound,
+)
 
 log = logging.getLogger("signoff.telegram.decisions")
 
@@ -112,6 +121,9 @@ async def _check_tap(d: Deps, query: CallbackQuery,
                and message.message_id == row.message_id and tap.token == row.token)
     if not matches:
         return Refusal("this button does not match the approval's message", approval.task_id)
+    task = await d.queue.task_get(approval.task_id)
+    if not (await d.queue.capability_get(task.capability)).may_decide(d.who(query.from_user)):
+        return Refusal(STRANGER, approval.task_id)  # not among the capability's approvers
     return tap, approval.task_id
 
 
@@ -121,8 +133,15 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
     """Record the decision; tell the loser of a race who won, or that it expired (a tap's
     `query` is answered once the outcome is known)."""
     refusal: Refusal | None = None
+    partly: Approval | None = None
     try:
-        await d.queue.approval_decide(approval_id, decision, who(user), note)
+        decided = await d.queue.approval_decide(approval_id, decision, d.who(user), note)
+        partly = decided if decided.is_open else None
+    except NotAnApprover:
+        refusal = Refusal(STRANGER, task_id)  # refused like a stranger's tap
+    except AlreadyApproved as exc:
+        refusal = Refusal(f"you already approved this ({exc.approved} of {exc.required}); "
+                          "an approve counts once per person", task_id)
     except AlreadyDecided as exc:
         refusal = Refusal(f"this was already {exc.decision} by {person(exc.decided_by)}", task_id)
     except ApprovalExpired:
@@ -131,10 +150,15 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
         refusal = Refusal(str(exc), task_id)
     if query is not None:
         await answer(query, refusal)
+    if partly is not None:  # four-eyes: counted, waiting for another person
+        log.info("approval approved partly task=%s approval=%s by=%s (%d of %d)", task_id,
+                 approval_id, d.who(user), partly.approved_count, partly.required)
+        await d.sender.progress(approval_id)
+        return True
     if refusal is None:
         d.revising.pop((message.chat_id, user.id), None)
         log.info("approval decided task=%s approval=%s decision=%s by=%s", task_id,
-                 approval_id, decision.value, who(user))
+                 approval_id, decision.value, d.who(user))
         await d.sender.close(approval_id)
         return True
     d.revising.pop((message.chat_id, user.id), None)
@@ -146,9 +170,9 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
 async def _ask_note(d: Deps, user: User, message: Message, approval_id: int,
                     task_id: int) -> None:
     d.revising[(message.chat_id, user.id)] = approval_id
-    await d.queue.event_insert(task_id, "revise_requested", actor=who(user),
+    await d.queue.event_insert(task_id, "revise_requested", actor=d.who(user),
                                detail={"approval_id": approval_id})
-    log.info("revise note asked task=%s approval=%s by=%s", task_id, approval_id, who(user))
+    log.info("revise note asked task=%s approval=%s by=%s", task_id, approval_id, d.who(user))
     await d.courier.text(
         message.chat_id, f"📝 {escape(user.full_name)}, what should change in task {task_id}? "
         "Send your note as your next message here (or reply to the request).",
@@ -158,7 +182,7 @@ async def _ask_note(d: Deps, user: User, message: Message, approval_id: int,
 async def refuse(d: Deps, refusal: Refusal, user: User | None, message: Message | None,
                  data: str | None = None) -> None:
     """Answer a refused tap or note in the chat, log it, and write it to the task's events."""
-    actor = who(user) if user else "telegram:unknown"
+    actor = d.who(user) if user else "telegram:unknown"
     chat_id = message.chat_id if message else None
     log.warning("telegram refused task=%s user=%s chat=%s reason=%s data=%r",
                 refusal.task_id, actor, chat_id, refusal.reason, data)

@@ -22,7 +22,7 @@ import functools
 import logging
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -106,8 +106,10 @@ class TelegramChannel:
     def __init__(self, queue: TaskQueue, courier: Courier, chat_id: int, *,
                  name: str | None = None, batch: int = BATCH, lease: float = LEASE_SECONDS,
                  retry_base: float = RETRY_BASE_SECONDS, retry_max: float = RETRY_MAX_SECONDS,
-                 poll: float = POLL_SECONDS) -> None:
+                 poll: float = POLL_SECONDS, people: Mapping[int, str] | None = None) -> None:
         self.queue, self.courier, self.chat_id = queue, courier, chat_id
+        # [people.NAME] telegram_user_id → NAME: where an escalation's direct messages go.
+        self.people = dict(people or {})
         self.store = MessageStore(queue)
         self.name = name or sender_name()
         self.batch, self.lease, self.poll = batch, lease, poll
@@ -142,6 +144,17 @@ class TelegramChannel:
     async def close(self, approval_id: int) -> bool:
         """Show one settled approval's outcome now (after a tap), unless another did."""
         return (await self.run_once(approval_id)).closed > 0
+
+    async def progress(self, approval_id: int) -> None:
+        """Four-eyes: show who approved so far on the open request's message, buttons kept."""
+        shown = await self.store.message_get(approval_id)
+        if shown is None or shown.closed_at is not None:
+            return
+        approval = await self.queue.approval_get(approval_id)
+        task = await self.queue.task_get(approval.task_id)
+        await self.courier.edit(shown.chat_id, shown.message_id,
+                                render_approval(approval, task.capability).text,
+                                markup=buttons(approval.id, shown.token))
 
     def wake(self, channel: str = "", payload: str | None = None) -> None:
         """Ask the loop for a run (called on NOTIFY)."""
@@ -212,6 +225,7 @@ class TelegramChannel:
             return await self._closing(row)
         text = alert_text(row.body) if row.kind == "alert" else message_text(row.body)
         message = await self.courier.text(self.chat_id, text)
+        await self._escalate(row, text)
         log.info("notification sent kind=%s notification=%s task=%s message=%s", row.kind,
                  row.id, row.task_id, message.message_id)
         return {"chat_id": self.chat_id, "message_id": message.message_id}
@@ -238,6 +252,17 @@ class TelegramChannel:
             await self._quietly(self.courier.edit(old.chat_id, old.message_id,
                                                   "↪️ Re-sent below."))
         return {"chat_id": self.chat_id, "message_id": message.message_id}
+
+    async def _escalate(self, row: Notification, text: str) -> None:
+        """An escalation also goes to each `escalate_to` person whose Telegram id is known,
+        as a direct message (best effort: the chat has it in any case)."""
+        names = row.body.get("escalate_to") if row.kind == "message" else None
+        if not isinstance(names, list):
+            return
+        for user_id, name in sorted(self.people.items()):
+            if name in names:
+                await self._quietly(self.courier.text(user_id, text))
+                log.info("escalation sent to person=%s task=%s", name, row.task_id)
 
     async def _evidence(self, approval: Approval, document: bytes | None, reply_to: int) -> None:
         """The attachments, as replies to the request; best effort, never re-sent."""

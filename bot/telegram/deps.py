@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,9 @@ class Deps:
     def allowed(self, user: User | None) -> bool:
         return user is not None and user.id in self.settings.allowed_user_ids
 
+    def who(self, user: User) -> str:
+        return who(user, self.settings.people)
+
 
 def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
     """The Deps stored when the application was built."""
@@ -38,6 +42,8 @@ def deps(context: ContextTypes.DEFAULT_TYPE) -> Deps:
     return found
 
 
-def who(user: User) -> str:
-    """How a decision records its Telegram decider: `telegram:<id>:<name>`."""
-    return f"telegram:{user.id}:{user.full_name}"
+def who(user: User, people: Mapping[int, str] | None = None) -> str:
+    """How a decision records its Telegram decider: the person's name from `[people.NAME]`,
+    else `telegram:<id>:<name>`."""
+    name = (people or {}).get(user.id)
+    return name if name else f"telegram:{user.id}:{user.full_name}"

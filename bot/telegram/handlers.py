@@ -18,7 +18,7 @@ from telegram.ext import (
 
 from bot.telegram.courier import describe
 from bot.telegram.decisions import on_note, on_tap
-from bot.telegram.deps import Deps, deps, who
+from bot.telegram.deps import Deps, deps
 from bot.telegram.render import escape
 from bot.telegram.store import CHANNEL
 from bot.telegram.views import COMMANDS, HELP, queue_text, signals_text, task_text
@@ -117,14 +117,14 @@ async def _operator(update: Update, context: ContextTypes.DEFAULT_TYPE, verb: st
         return
     try:
         if verb == "retry":
-            task = await d.queue.task_retry(task_id, actor=who(user))
+            task = await d.queue.task_retry(task_id, actor=d.who(user))
         else:
-            task = await d.queue.task_cancel(task_id, actor=who(user),
+            task = await d.queue.task_cancel(task_id, actor=d.who(user),
                                              reason="cancelled from Telegram")
     except SignoffError as exc:
         await _reply(update, f"⚠️ {escape(exc)}")
         return
-    log.info("task %s from telegram task=%s by=%s to=%s", verb, task_id, who(user), task.status)
+    log.info("task %s from telegram task=%s by=%s to=%s", verb, task_id, d.who(user), task.status)
     await _reply(update, f"Task {task.id} is now <b>{task.status.value}</b>.")
     if verb == "cancel":
         await d.sender.run_once()

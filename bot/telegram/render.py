@@ -120,13 +120,23 @@ def _page(approval: Approval, capability: str | None, summary: str, overflow: bo
 def render_approval(approval: Approval, capability: str | None = None) -> Rendered:
     """The message for an approval; too long a request goes as a document beside it."""
     full = _page(approval, capability, body(approval.request), overflow=False)
-    if len(full) <= MAX_TEXT - FOOTER_ROOM:
-        return Rendered(full)
+    four_eyes = progress_line(approval)
+    if len(full) + len(four_eyes) <= MAX_TEXT - FOOTER_ROOM:
+        return Rendered(full + four_eyes)
     question = approval.question
     if len(question) > 1000:
         question = question[:999] + "…"
     short = _page(replace(approval, question=question), capability, "", overflow=True)
-    return Rendered(short, plain_text(approval, capability).encode("utf-8"))
+    return Rendered(short + four_eyes, plain_text(approval, capability).encode("utf-8"))
+
+
+def progress_line(approval: Approval) -> str:
+    """Four-eyes: how many people must approve, and who did so far ("" for one approve)."""
+    if not approval.is_open or (approval.required == 1 and not approval.approvals):
+        return ""
+    if shown := approval.progress():
+        return f"\n\n👥 {escape(shown)}"
+    return f"\n\n👥 Needs {approval.required} approves from different people."
 
 
 def plain_text(approval: Approval, capability: str | None = None) -> str:

@@ -3,7 +3,8 @@ bot/telegram/config.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from taskqueue import ConfigError
@@ -34,6 +35,8 @@ class TelegramSettings:
     webhook_port: int = DEFAULT_WEBHOOK_PORT
     webhook_path: str | None = None  # None: the URL's path, else "telegram"
     webhook_secret: str | None = None  # None: a random one at each start
+    # [people.NAME] telegram_user_id: the person's name a decision records (bot/people.py).
+    people: Mapping[int, str] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def enabled(self) -> bool:

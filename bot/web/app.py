@@ -152,10 +152,11 @@ class WebApp:
         raise web.HTTPSeeOther("/login?" + urlencode({"next": request.rel_url.path_qs}))
 
     def decider(self, request: web.Request) -> str:
-        """The name a decision made by this request is recorded under: `web:<account>`."""
+        """The name a decision made by this request is recorded under: the person's name
+        from `[people.NAME] web_account`, else `web:<account>`."""
         session: Session | None = request.get(SESSION)
         assert session is not None
-        return f"web:{session.account}"
+        return self.settings.people.get(session.account) or f"web:{session.account}"
 
 
 KEY = web.AppKey("signoff_web", WebApp)

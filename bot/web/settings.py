@@ -8,8 +8,10 @@ over plain HTTP (behind a proxy that terminates TLS); over TLS it is always Secu
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from bot.people import people_from_config
 from taskqueue import Config
 
 _KEYS = {"enabled", "secure_cookies"}
@@ -19,6 +21,8 @@ _KEYS = {"enabled", "secure_cookies"}
 class WebSettings:
     enabled: bool = True
     secure_cookies: bool = False
+    # [people.NAME] web_account: the person's name a decision records (bot/people.py).
+    people: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
 
 
 def from_config(config: Config) -> WebSettings:
@@ -27,7 +31,9 @@ def from_config(config: Config) -> WebSettings:
     t = c.table({"web": config.sections.get("web", {})}, ("web",), _KEYS)
     enabled: bool = c.get(t, ("web", "enabled"), "bool", True)
     secure: bool = c.get(t, ("web", "secure_cookies"), "bool", False)
-    return WebSettings(bool(enabled), bool(secure))
+    people = {p.web_account: p.name for p in people_from_config(config).by_name.values()
+              if p.web_account is not None}
+    return WebSettings(bool(enabled), bool(secure), people)
 
 
 def is_loopback(host: str) -> bool:

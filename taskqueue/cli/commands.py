@@ -161,6 +161,8 @@ async def decide_cmd(args: Any) -> int:
         approval = await queue.approval_decide_for_task(args.id, decision, args.by, args.note)
     if args.json:
         out.print_json(approval.to_json())
+    elif approval.is_open:  # four-eyes: an approve short of the approvals required
+        print(f"task {args.id}: approval {approval.id}: {out.safe(approval.progress() or '')}")
     else:
         print(f"task {args.id}: approval {approval.id} {decision} by "
               f"{out.safe(approval.decided_by)}")

@@ -99,6 +99,11 @@ def print_detail(detail: TaskDetail) -> None:
         decided = (f"{a.decision.value} by {safe(a.decided_by or '-')} at {when(a.decided_at)}"
                    if a.decision else f"open, expires {when(a.expires_at)}")
         print(f"\napproval {a.id}: {safe(a.question)}\n  {decided}")
+        if a.required > 1 or len(a.approvals) > 1:
+            print(f"  approvals ({a.approved_count} of {a.required} required):")
+            for v in a.approvals:
+                mark = "" if v.counted else " (the requester: not counted)"
+                print(f"    {safe(v.by)} at {when(v.at)}{mark}")
         if a.note:
             print(f"  note: {safe(a.note)}")
         if a.is_open and a.request:

@@ -49,6 +49,9 @@ RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("capabilities", "max_attempts"): (1, 1000),
     ("capabilities", "retry_base_seconds"): (0, _DAY),
     ("capabilities", "retention_days"): (0.0001, 36500),
+    ("capabilities", "required_approvals"): (1, 10),
+    ("capabilities", "remind_after"): (0.0003, 87600),
+    ("capabilities", "escalate_after"): (0.0003, 87600),
 }
 
 
@@ -87,6 +90,8 @@ CAP_SETTINGS = (
                "attempts before a failing task is dead"),
     CapSetting("retry_base", "retry_base_seconds", "retry_base_seconds",
                "the first retry's delay in seconds; each further retry doubles it, up to an hour"),
+    CapSetting("required_approvals", "required_approvals", "required_approvals",
+               "distinct people who must approve a request (four-eyes: 2)"),
 )
 
 
@@ -122,6 +127,13 @@ class CapabilityConfig:
     timezone: str | None = None
     retention_days: float | None = None
     producers: tuple[ProducerConfig, ...] = ()
+    # Four-eyes (docs/semantics.md): distinct approves required, who may decide, and
+    # when (hours) to remind and escalate to whom. None: not set by the file.
+    required_approvals: int | None = None
+    approvers: tuple[str, ...] | None = None
+    remind_after_hours: float | None = None
+    escalate_after_hours: float | None = None
+    escalate_to: tuple[str, ...] | None = None
 
     def settings(self, timezone: str) -> dict[str, Any]:
         """The keyword arguments of `TaskQueue.capability_set` this file sets."""
@@ -130,6 +142,14 @@ class CapabilityConfig:
             value = getattr(self, s.key)
             if value is not None and s.key != "timezone":
                 out[s.column] = round(value * s.scale) if s.scale != 1 else value
+        if self.approvers is not None:
+            out["approvers"] = list(self.approvers)
+        if self.escalate_to is not None:
+            out["escalate_to"] = list(self.escalate_to)
+        for key, hours in (("remind_after_seconds", self.remind_after_hours),
+                           ("escalate_after_seconds", self.escalate_after_hours)):
+            if hours is not None:
+                out[key] = max(1, round(hours * 3600))
         return out
 
 

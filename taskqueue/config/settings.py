@@ -33,7 +33,8 @@ _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capab
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
 # How a capability runs, plus every setting `signoff caps set` takes (CAP_SETTINGS).
 _CAP = {"handler", "mode", "concurrency", "tick_minutes", "timeout_seconds", "retention_days",
-        "producers"} | {s.key for s in CAP_SETTINGS}
+        "producers", "approvers", "remind_after", "escalate_after", "escalate_to"} | {
+            s.key for s in CAP_SETTINGS}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
 
@@ -176,6 +177,11 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         retry_base_seconds=_number(c, t, (*k, "retry_base_seconds"), "int", None),
         timezone=_cap_timezone(c, t, k),
         retention_days=_number(c, t, (*k, "retention_days"), "num", None),
+        required_approvals=_number(c, t, (*k, "required_approvals"), "int", None),
+        approvers=_people(c, t, (*k, "approvers")),
+        remind_after_hours=_number(c, t, (*k, "remind_after"), "num", None),
+        escalate_after_hours=_number(c, t, (*k, "escalate_after"), "num", None),
+        escalate_to=_people(c, t, (*k, "escalate_to")),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )
@@ -186,6 +192,17 @@ def _cap_timezone(c: Checker, t: Mapping[str, Any], k: KeyPath) -> str | None:
     if tz is not None:
         check_timezone(c, (*k, "timezone"), tz)
     return tz
+
+
+def _people(c: Checker, table: Mapping[str, Any], key: KeyPath) -> tuple[str, ...] | None:
+    """A list of person names (`[people.NAME]`), or None when the key is absent."""
+    raw = table.get(str(key[-1]))
+    if raw is None:
+        return None
+    if (not isinstance(raw, list) or len(raw) > 100
+            or not all(isinstance(n, str) and n.strip() and len(n) <= 200 for n in raw)):
+        raise c.error(key, "must be a list of person names, e.g. [\"alice\", \"bob\"]")
+    return tuple(raw)
 
 
 def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from taskqueue.maintenance.reminders import Reminders
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import iso
 
@@ -57,6 +58,8 @@ class Reaper:
         started = time.monotonic()
         rescued = await self.queue.task_rescue_many(self.config.orphan_after)
         expired = await self.queue.approval_expire_many()
+        # After the expiry, so an approval past its expiry is never reminded.
+        await Reminders(self.queue).run_once()
         counts = {
             "requeued": sum(1 for r in rescued if r["status"] == "pending" and not r["orphan"]),
             "orphans_requeued": sum(1 for r in rescued if r["status"] == "pending" and r["orphan"]),

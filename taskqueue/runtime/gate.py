@@ -101,12 +101,17 @@ def idempotency_key(task_id: int, kind: str, fingerprint: str) -> str:
 def approval_problem(view: GateView, kind: str, field: str, fingerprint: str) -> str | None:
     """Why the latest approval does not permit acting on `fingerprint`; None when it does.
 
-    (Four-eyes approvals would count the approves of the request here.)"""
+    Four-eyes: the distinct people whose approves count are read from the database with
+    the view, so an approve short of the approval's `required` never acts, across crashes."""
     decision = view.decision.value if view.decision else "none"
     if view.approval_id is None or view.decision is not Decision.APPROVED:
         return f"the latest decision is {decision}"
     if not (view.decided_by or "").strip():
         return "the approval names no person"
+    # One required approve is the approve itself (decided_by, checked above).
+    if view.required > 1 and len(set(view.approvers)) < view.required:
+        return (f"{len(set(view.approvers))} of {view.required} required people approved "
+                "the request")
     if view.request.get("kind") != kind:
         return f"the latest approval is a {view.request.get('kind')!r} question, not {kind!r}"
     if view.request.get(field) != fingerprint:

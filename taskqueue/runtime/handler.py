@@ -32,6 +32,8 @@ class Park:
     attachments: tuple[NewAttachment, ...] = ()
     expires_in: float | None = None
     state: JSON | None = None
+    # Four-eyes: distinct people who must approve (None: the capability's, default 1).
+    required_approvals: int | None = None
 
 
 @dataclass(frozen=True)

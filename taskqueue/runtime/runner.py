@@ -253,7 +253,8 @@ async def _apply(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
     elif isinstance(outcome, Park):
         await queue.task_park(task.id, worker, outcome.question, request=outcome.request,
                               attachments=outcome.attachments, expires_in=outcome.expires_in,
-                              state=outcome.state, **fence)
+                              state=outcome.state, required_approvals=outcome.required_approvals,
+                              **fence)
         new = Status.NEEDS_APPROVAL
     elif isinstance(outcome, Release):
         reason = "shutdown" if kind == "shutdown" else None

@@ -78,8 +78,23 @@ class QueueBase:
 
     async def _latest_approvals(self, conn: Conn, task_ids: list[int]) -> dict[int, Approval]:
         found = await self._all(conn, "approval_latest_many", {"task_ids": task_ids})
-        files = await self._attachments(conn, [r["id"] for r in found])
-        return {r["task_id"]: rows.approval_from_row(r, files.get(r["id"], ())) for r in found}
+        return {a.task_id: a for a in await self._approvals(conn, found)}
+
+    async def _approvals(self, conn: Conn, found: list[dict[str, Any]]) -> list[Approval]:
+        """Approval rows as models with their attachments' metadata and their approves."""
+        ids = [r["id"] for r in found]
+        files = await self._attachments(conn, ids)
+        votes = await self._votes(conn, ids)
+        return [rows.approval_from_row(r, files.get(r["id"], ()), votes.get(r["id"], ()))
+                for r in found]
+
+    async def _votes(self, conn: Conn, approval_ids: list[int]
+                     ) -> dict[int, list[dict[str, Any]]]:
+        out: dict[int, list[dict[str, Any]]] = {}
+        if approval_ids:
+            for r in await self._all(conn, "approval_votes_many", {"approval_ids": approval_ids}):
+                out.setdefault(r["approval_id"], []).append(r)
+        return out
 
     async def _attachments(self, conn: Conn, approval_ids: list[int]
                            ) -> dict[int, list[Attachment]]:

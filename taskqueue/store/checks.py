@@ -139,10 +139,34 @@ def refuse_decided(row: dict[str, Any]) -> None:
             decided_by=row["decided_by"], decision=row["decision"])
 
 
+# Four-eyes: at most this many distinct people can be required to approve one request.
+MAX_REQUIRED_APPROVALS = 10
 INT_SETTINGS = {"max_running", "max_parked", "daily_new"}
 
 
+PEOPLE_SETTINGS = {"approvers", "escalate_to"}
+OPTIONAL_SETTINGS = {"remind_after_seconds", "escalate_after_seconds"}
+MAX_PEOPLE = 100
+
+
+def check_people(key: str, value: Any) -> None:
+    """A list of person names (approvers may be None: everyone a channel lets in)."""
+    if value is None and key == "approvers":
+        return
+    if not isinstance(value, list | tuple) or len(value) > MAX_PEOPLE:
+        raise BadInput(f"{key} must be a list of at most {MAX_PEOPLE} person names")
+    for name in value:
+        check_name(name, f"a name in {key}")
+        if not name:
+            raise BadInput(f"{key} has an empty name")
+
+
 def check_setting(key: str, value: Any) -> None:
+    if key in PEOPLE_SETTINGS:
+        check_people(key, value)
+        return
+    if value is None and key in OPTIONAL_SETTINGS:
+        return
     if key == "day_timezone":
         if not isinstance(value, str) or not value:
             raise BadInput("day_timezone must be a time zone name")
@@ -154,6 +178,15 @@ def check_setting(key: str, value: Any) -> None:
     minimum = 0 if key in INT_SETTINGS or key == "retry_base_seconds" else 1
     if value < minimum:
         raise BadInput(f"{key} must be at least {minimum}")
+    if key == "required_approvals" and value > MAX_REQUIRED_APPROVALS:
+        raise BadInput(f"required_approvals must be at most {MAX_REQUIRED_APPROVALS}")
+
+
+def is_requester(request: Any, by: str) -> bool:
+    """True when the request names `by` as its requester (`requested_by`): that person's
+    approve is recorded but does not count toward the approvals required."""
+    named = request.get("requested_by") if isinstance(request, dict) else None
+    return isinstance(named, str) and named.strip().casefold() == by.strip().casefold()
 
 
 def check_json(value: Any, what: str, limits: Limits = DEFAULT_LIMITS) -> None:

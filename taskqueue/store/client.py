@@ -13,11 +13,13 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import (
+    AlreadyApproved,
     ApprovalExpired,
     ApprovalNotFound,
     BadInput,
     Conflict,
     LeaseLost,
+    NotAnApprover,
     TaskNotFound,
 )
 from taskqueue.redact import redact
@@ -36,7 +38,9 @@ from taskqueue.store.checks import (
     check_delay,
     check_name,
     check_new_task,
+    check_setting,
     check_text,
+    is_requester,
     json_text,
     refuse_decided,
 )
@@ -225,9 +229,13 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
     async def task_park(self, task_id: int, worker: str, question: str, *,
                         claim: str | None = None, request: JSON | None = None,
                         attachments: Iterable[NewAttachment] = (),
-                        expires_in: float | None = None, state: JSON | None = None) -> Approval:
-        """Stop a running task at a question for a person; returns the new approval."""
+                        expires_in: float | None = None, state: JSON | None = None,
+                        required_approvals: int | None = None) -> Approval:
+        """Stop a running task at a question for a person; returns the new approval.
+        `required_approvals` (default: the capability's, else 1) distinct people must approve."""
         check_text(question, "the question", MAX_QUESTION_CHARS, required=True)
+        if required_approvals is not None:
+            check_setting("required_approvals", required_approvals)
         if expires_in is not None and expires_in <= 0:
             raise BadInput("expires-in must be a positive number of seconds")
         files = [rows.check_attachment(a, self.max_attachment_bytes) for a in attachments]
@@ -238,7 +246,8 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             approval = await self._one(conn, "approval_insert", {
                 "task_id": task_id, "question": question,
                 "request": request_value, "expires_in": expires_in,
-                "capability": task["capability"], "worker": worker})
+                "capability": task["capability"], "worker": worker,
+                "required": required_approvals})
             assert approval is not None
             stored = [await self._one(conn, "attachment_insert",
                                       f | {"approval_id": approval["id"]}) for f in files]
@@ -315,10 +324,15 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         assert task is not None
         if task["status"] != Status.NEEDS_APPROVAL:
             raise Conflict(f"task {task['id']} is {task['status']}; its approval cannot be decided")
+        await self._check_approver(conn, task["capability"], by)
         if row["past_expiry"]:
             await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
             return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
                                    f"{row['expires_at'].isoformat()}")
+        if choice is Decision.APPROVED and not await self._vote_completes(conn, row, by):
+            return await self._partly_approved(conn, row, task, by)
+        if choice is Decision.REVISED:
+            await self._discard_votes(conn, row)
         decided = await self._one(conn, "approval_decide",
                                   {"id": row["id"], "decision": choice.value, "by": by,
                                    "note": note})
@@ -329,7 +343,48 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
         if choice is not Decision.SKIPPED:
             await self._notify(conn, TASKS_CHANNEL, task["capability"])
-        return rows.approval_from_row(decided)
+        return (await self._approvals(conn, [decided]))[0]
+
+    async def _check_approver(self, conn: Conn, capability: str, by: str) -> None:
+        cap = await self._one(conn, "capability_get", {"capability": capability})
+        if cap is not None and not rows.capability_from_row(cap).may_decide(by):
+            raise NotAnApprover(f"{by} is not an approver of {capability}: nothing recorded")
+
+    async def _vote_completes(self, conn: Conn, row: dict[str, Any], by: str) -> bool:
+        """Record `by`'s approve; True once `required` distinct people (the requester not
+        counted) approved the request. AlreadyApproved when `by` approved it before."""
+        counts = not is_requester(row["request"], by)
+        vote = await self._one(conn, "approval_vote_insert",
+                               {"approval_id": row["id"], "by": by, "counts": counts})
+        votes = (await self._votes(conn, [row["id"]])).get(row["id"], [])
+        approved = sum(1 for v in votes if v["counts"])
+        if vote is None:
+            raise AlreadyApproved(
+                f"{by} already approved approval {row['id']} of task {row['task_id']} "
+                f"({approved} of {row['required']}); an approve counts once per person",
+                by=by, approved=approved, required=row["required"])
+        return approved >= row["required"]
+
+    async def _partly_approved(self, conn: Conn, row: dict[str, Any], task: dict[str, Any],
+                               by: str) -> Approval:
+        """An approve short of the count: recorded as an event, the approval stays open."""
+        votes = (await self._votes(conn, [row["id"]])).get(row["id"], [])
+        approved = sum(1 for v in votes if v["counts"])
+        await self._one(conn, "event_insert", {
+            "task_id": task["id"], "kind": "approved_partly", "actor": by,
+            "detail": Jsonb({"approval_id": row["id"], "approved": approved,
+                             "required": row["required"],
+                             "counted": not is_requester(row["request"], by)})})
+        await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
+        return rows.approval_from_row(row, (), votes)
+
+    async def _discard_votes(self, conn: Conn, row: dict[str, Any]) -> None:
+        gone = await self._all(conn, "approval_votes_discard", {"approval_id": row["id"]})
+        if gone:
+            await self._one(conn, "event_insert", {
+                "task_id": row["task_id"], "kind": "approvals_discarded", "actor": None,
+                "detail": Jsonb({"approval_id": row["id"],
+                                 "people": sorted(g["person"] for g in gone)})})
 
     # -- operators -----------------------------------------------------------------
 

@@ -40,7 +40,8 @@ class GatesMixin(QueueBase):
             claim=str(claim) if claim is not None else None, approval_id=row["approval_id"],
             decision=Decision(row["decision"]) if row["decision"] else None,
             decided_by=row["decided_by"], request=row["request"] or {},
-            action=_action(row, "g_") if row["g_kind"] is not None else None)
+            action=_action(row, "g_") if row["g_kind"] is not None else None,
+            required=row["required"] or 1, approvers=tuple(row["approvers"] or ()))
 
     async def gated_action_start(self, task_id: int, worker: str, claim: str | None, *,
                                  approval_id: int, kind: str, fingerprint: str, key: str,

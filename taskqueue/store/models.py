@@ -38,6 +38,30 @@ class Attachment:
         }
 
 
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth")
+
+
+def _waiting_for(approved: int, required: int) -> str:
+    left = max(required - approved, 1)
+    if left == 1:
+        return f"a {_ORDINALS[min(approved, len(_ORDINALS) - 1)]} person"
+    return f"{left} more people"
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One person's approve of a request (four-eyes); `counted` is False for the requester's
+    own approve, recorded but not counted toward the approval's `required`."""
+
+    by: str
+    at: datetime
+    counted: bool = True
+
+    def to_json(self) -> JSON:
+        return {"by": self.by, "at": iso(self.at), "counted": self.counted}
+
+
 @dataclass(frozen=True)
 class Approval:
     """A question a task parked with, and the decision once someone (or the clock) made it."""
@@ -53,10 +77,32 @@ class Approval:
     decided_at: datetime | None = None
     note: str | None = None
     attachments: tuple[Attachment, ...] = ()
+    required: int = 1
+    approvals: tuple[Vote, ...] = ()
+    # When the capability's escalation went out (None: not escalated).
+    escalated_at: datetime | None = None
 
     @property
     def is_open(self) -> bool:
         return self.decision is None
+
+    @property
+    def approved_count(self) -> int:
+        """How many distinct people's approves count toward `required` so far."""
+        return sum(1 for v in self.approvals if v.counted)
+
+    def progress(self) -> str | None:
+        """Four-eyes progress of an open approval that has approves, e.g. "Approved by alice
+        (1 of 2): waiting for a second person"; None when there is nothing to show."""
+        if not self.is_open or not self.approvals:
+            return None
+        counted = [v.by for v in self.approvals if v.counted]
+        own = [v.by for v in self.approvals if not v.counted]
+        names = ", ".join(counted) if counted else "nobody yet"
+        text = f"Approved by {names} ({len(counted)} of {self.required})"
+        if own:
+            text += f"; {', '.join(own)} asked for it, so their approve does not count"
+        return f"{text}: waiting for {_waiting_for(len(counted), self.required)}"
 
     def to_json(self) -> JSON:
         return {
@@ -71,6 +117,8 @@ class Approval:
             "created_at": iso(self.created_at),
             "expires_at": iso(self.expires_at),
             "attachments": [a.to_json() for a in self.attachments],
+            "required": self.required,
+            "approvals": [v.to_json() for v in self.approvals],
         }
 
 
@@ -166,6 +214,17 @@ class Capability:
     approval_ttl_seconds: int = 48 * 3600
     max_attempts: int = 3
     retry_base_seconds: int = 30
+    required_approvals: int = 1
+    # Four-eyes policy: who may decide (None: everyone a channel lets in), when to remind
+    # and when to escalate an unanswered approval, and to whom.
+    approvers: tuple[str, ...] | None = None
+    remind_after_seconds: int | None = None
+    escalate_after_seconds: int | None = None
+    escalate_to: tuple[str, ...] = ()
+
+    def may_decide(self, person: str) -> bool:
+        """Whether `person` may decide this capability's approvals."""
+        return self.approvers is None or person in self.approvers
 
     def to_json(self) -> JSON:
         return {
@@ -178,6 +237,11 @@ class Capability:
             "approval_ttl_seconds": self.approval_ttl_seconds,
             "max_attempts": self.max_attempts,
             "retry_base_seconds": self.retry_base_seconds,
+            "required_approvals": self.required_approvals,
+            "approvers": list(self.approvers) if self.approvers is not None else None,
+            "remind_after_seconds": self.remind_after_seconds,
+            "escalate_after_seconds": self.escalate_after_seconds,
+            "escalate_to": list(self.escalate_to),
         }
 
 
@@ -311,3 +375,5 @@ class GateView:
     decided_by: str | None
     request: JSON
     action: GatedAction | None
+    required: int = 1
+    approvers: tuple[str, ...] = ()

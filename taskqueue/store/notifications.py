@@ -64,6 +64,17 @@ class NotificationsMixin(QueueBase):
             return len(await self._all(conn, "notification_channel_register",
                                        {"channel": check_channel(channel)}))
 
+    async def approval_remind_due(self) -> list[dict[str, Any]]:
+        """Mark, record and owe the channels one reminder per open approval unanswered past
+        its capability's remind_after_seconds; the approvals reminded now."""
+        async with self._tx() as conn:
+            return await self._all(conn, "approval_remind_due", {})
+
+    async def approval_escalate_due(self) -> list[dict[str, Any]]:
+        """As approval_remind_due, past escalate_after_seconds, naming escalate_to."""
+        async with self._tx() as conn:
+            return await self._all(conn, "approval_escalate_due", {})
+
     async def notification_send(self, subject: str, text: str, *, html: str | None = None,
                                 task_id: int | None = None) -> int:
         """Owe every channel a free-form message: plain `text`, and optionally `html` for

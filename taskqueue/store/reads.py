@@ -36,9 +36,8 @@ class ReadsMixin(QueueBase):
             if row is None:
                 raise TaskNotFound(f"no such task: {task_id}")
             found = await self._all(conn, "approval_list_for_task", {"task_id": task_id})
-            files = await self._attachments(conn, [r["id"] for r in found])
+            approvals = tuple(await self._approvals(conn, found))
             events = await self._all(conn, "event_list_for_task", {"task_id": task_id})
-        approvals = tuple(rows.approval_from_row(r, files.get(r["id"], ())) for r in found)
         task = rows.task_from_row(row, approvals[-1] if approvals else None)
         return TaskDetail(task, approvals, tuple(rows.event_from_row(e) for e in events))
 
@@ -73,15 +72,13 @@ class ReadsMixin(QueueBase):
             row = await self._one(conn, "approval_get", {"id": approval_id})
             if row is None:
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
-            files = await self._attachments(conn, [approval_id])
-        return rows.approval_from_row(row, files.get(approval_id, ()))
+            return (await self._approvals(conn, [row]))[0]
 
     async def approval_list_open(self) -> list[Approval]:
         """Unanswered approvals of parked tasks, oldest first."""
         async with self._tx() as conn:
             found = await self._all(conn, "approval_list_open", {})
-            files = await self._attachments(conn, [r["id"] for r in found])
-        return [rows.approval_from_row(r, files.get(r["id"], ())) for r in found]
+            return await self._approvals(conn, found)
 
     async def attachment_get(self, attachment_id: int) -> Attachment:
         """One attachment with its bytes."""

@@ -16,6 +16,7 @@ from taskqueue.store.models import (
     NewAttachment,
     ProducerRun,
     Task,
+    Vote,
 )
 from taskqueue.store.states import Decision, Status
 
@@ -69,7 +70,8 @@ def _claimed_approval(row: Row) -> Approval | None:
     return approval_from_row(fields | {"task_id": row["id"]}, files)
 
 
-def approval_from_row(row: Row, attachments: Iterable[Attachment] = ()) -> Approval:
+def approval_from_row(row: Row, attachments: Iterable[Attachment] = (),
+                      votes: Iterable[Row] = ()) -> Approval:
     decision = row["decision"]
     return Approval(
         id=row["id"],
@@ -83,6 +85,9 @@ def approval_from_row(row: Row, attachments: Iterable[Attachment] = ()) -> Appro
         decided_at=row["decided_at"],
         note=row["note"],
         attachments=tuple(attachments),
+        required=row.get("required") or 1,
+        approvals=tuple(Vote(v["person"], v["decided_at"], v["counts"]) for v in votes),
+        escalated_at=row.get("escalated_at"),
     )
 
 
@@ -120,6 +125,11 @@ def capability_from_row(row: Row) -> Capability:
         approval_ttl_seconds=row["approval_ttl_seconds"],
         max_attempts=row["max_attempts"],
         retry_base_seconds=row["retry_base_seconds"],
+        required_approvals=row.get("required_approvals") or 1,
+        approvers=tuple(row["approvers"]) if row.get("approvers") is not None else None,
+        remind_after_seconds=row.get("remind_after_seconds"),
+        escalate_after_seconds=row.get("escalate_after_seconds"),
+        escalate_to=tuple(row.get("escalate_to") or ()),
     )
 
 

@@ -72,7 +72,8 @@ async def park_stage(job: BuildJob, warning: str | None = None) -> Outcome:
     await job.checkpoint("park.middle")
     return Park(f"Publish {artifact.name} ({job.source.commit[:12]}) to "
                 f"{request['target']}?", request=request, state=dict(job.state),
-                attachments=(_log_attachment(job),))
+                attachments=(_log_attachment(job),),
+                required_approvals=job.settings.publish_approvals)
 
 
 async def republish_park(job: BuildJob, reason: str, started: dict[str, Any]) -> Outcome:
@@ -85,4 +86,5 @@ async def republish_park(job: BuildJob, reason: str, started: dict[str, Any]) ->
     job.state["stage"] = "await_republish"
     await job.stage_event("republish_asked")
     return Park(f"Did {artifact.name} reach {request['target']}? Upload it again?",
-                request=request, state=dict(job.state), attachments=(_log_attachment(job),))
+                request=request, state=dict(job.state), attachments=(_log_attachment(job),),
+                required_approvals=job.settings.publish_approvals)

@@ -34,7 +34,7 @@ PLACEHOLDERS = frozenset({"workspace", "output", "commit", "branch", "artifact"}
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 # Keys every build capability reads, and each one's own.
 _COMMON = {"command", "artifacts", "work_dir", "store", "timeout_seconds", "git_timeout_seconds",
-           "log_max_bytes", "log_tail_bytes", "max_artifact_bytes"}
+           "log_max_bytes", "log_tail_bytes", "max_artifact_bytes", "publish_approvals"}
 _OWN = {
     "ios_build": {"upload_command", "upload_timeout_seconds"},
     "roblox_build": {"base_url", "universe_id", "place_id", "version_type",
@@ -85,6 +85,8 @@ class BuildSettings:
     publish_timeout: float = 300.0
     retry_after_cap: float = 300.0
     max_publish_retries: int = 5
+    # Four eyes: distinct people who must approve a publish (1 to 10; 2 for four eyes).
+    publish_approvals: int = 1
 
 
 def register_secrets(env: Mapping[str, str]) -> None:
@@ -176,7 +178,10 @@ def _build(capability: str, raw: Mapping[str, Any], base: Path,
         log_max_bytes=r.number("log_max_bytes", 50_000_000, whole=True),
         log_tail_bytes=r.number("log_tail_bytes", 8_000, whole=True),
         max_artifact_bytes=r.number("max_artifact_bytes", 4_000_000_000, whole=True),
+        publish_approvals=r.number("publish_approvals", 1, whole=True),
     )
+    if not 1 <= settings.publish_approvals <= 10:
+        raise r.fail("publish_approvals", f"must be 1 to 10, not {settings.publish_approvals}")
     if capability == "ios_build":
         return _ios(r, settings)
     return _roblox(r, settings)

@@ -76,8 +76,9 @@ async def plan_and_park(job: VmJob) -> Outcome:
     job.state.update(op=job.op.to_json(), parked={"fingerprint": p.fingerprint})
     await job.stage_event("parked", fingerprint=p.fingerprint)
     await job.checkpoint("park.before")
+    approvals = job.settings.delete_approvals if job.op.action == "delete" else None
     return Park(f"{label(job.op)} on {job.driver.host}?", request=request,
-                state=dict(job.state))
+                state=dict(job.state), required_approvals=approvals)
 
 
 def fresh_decision(job: VmJob) -> tuple[Decision, str, int] | None:

@@ -23,7 +23,7 @@ PASSWORD_ENV = "SIGNOFF_VCENTER_PASSWORD"
 _KEYS = {"driver", "vcenter_url", "user", "datacenter", "verify_tls", "ca_file",
          "resource_pool", "libvirt_uri",
          "allow_names", "allow_patterns", "allow_folders", "allow_delete", "max_cpus",
-         "max_memory_mb", "task_timeout_seconds", "poll_seconds"}
+         "max_memory_mb", "task_timeout_seconds", "poll_seconds", "delete_approvals"}
 # Masked in every log line, error and message of the process (registered at import, when
 # the service loads the handler, and again with the environment a load is given).
 secret_register_env(PASSWORD_ENV)
@@ -60,6 +60,8 @@ class VmSettings:
     max_memory_mb: int = 262144
     task_timeout: float = 600.0
     poll_seconds: float = 0.5
+    # Four eyes: distinct people who must approve a delete (1 to 10; 2 for four eyes).
+    delete_approvals: int = 1
 
 
 def load_settings(path: str | os.PathLike[str] | None = None,
@@ -94,6 +96,7 @@ def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
         max_memory_mb=int(_CHECK.positive(raw, "max_memory_mb", 262144, whole=True)),
         task_timeout=float(_CHECK.positive(raw, "task_timeout_seconds", 600.0)),
         poll_seconds=float(_CHECK.positive(raw, "poll_seconds", 0.5)),
+        delete_approvals=_approvals(raw, "delete_approvals"),
     )
     if not (settings.allow_names or settings.allow_patterns or settings.allow_folders):
         raise _fail("allow_names", "give allow_names, allow_patterns or allow_folders: "
@@ -125,3 +128,11 @@ def _names(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
         if key != "allow_folders" and not _PATTERN.match(item):
             raise _fail(key, f"{item!r} is not a VM name or glob (letters, digits, . _ - * ? [])")
     return tuple(v.strip().strip("/") if key == "allow_folders" else v for v in value)
+
+
+def _approvals(raw: Mapping[str, Any], key: str) -> int:
+    """A count of distinct approvers (four eyes): a whole number from 1 to 10."""
+    value = int(_CHECK.positive(raw, key, 1, whole=True))
+    if value > 10:
+        raise _fail(key, f"must be at most 10, not {value}")
+    return value

@@ -11,7 +11,16 @@ from bot.web.app import web_app
 from bot.web.pages.base import EXT, context, int_arg
 from bot.web.pages.cards import card
 from bot.web.render import as_json, fragment, html, person, wants_json
-from taskqueue import AlreadyDecided, Approval, ApprovalExpired, Conflict, Decision, NotFound
+from taskqueue import (
+    AlreadyApproved,
+    AlreadyDecided,
+    Approval,
+    ApprovalExpired,
+    Conflict,
+    Decision,
+    NotAnApprover,
+    NotFound,
+)
 
 log = logging.getLogger("signoff.web.inbox")
 
@@ -45,7 +54,9 @@ def outcome(approval: Approval) -> dict[str, object]:
     return {"approval_id": approval.id, "task_id": approval.task_id,
             "decision": approval.decision.value if approval.decision else None,
             "decided_by": approval.decided_by, "decided_at": approval.decided_at,
-            "note": approval.note}
+            "note": approval.note, "required": approval.required,
+            "approvals": [v.to_json() for v in approval.approvals],
+            "progress": approval.progress()}
 
 
 async def approval_state(request: web.Request) -> web.Response:
@@ -71,6 +82,12 @@ async def decide(request: web.Request) -> web.Response:
     try:
         decided = await app.queue.approval_decide(approval_id, choice, app.decider(request),
                                                   note)
+    except NotAnApprover:
+        return _answer(request, approval_id, 403, "you are not on the list of people who "
+                       "may decide this")
+    except AlreadyApproved as exc:
+        return _answer(request, approval_id, 409, f"you already approved this ({exc.approved} "
+                       f"of {exc.required}); an approve counts once per person")
     except AlreadyDecided as exc:
         return _answer(request, approval_id, 409,
                        f"already {exc.decision} by {person(exc.decided_by)}")
@@ -78,8 +95,12 @@ async def decide(request: web.Request) -> web.Response:
         return _answer(request, approval_id, 409, "this approval expired; nothing was decided")
     except (Conflict, NotFound) as exc:
         return _answer(request, approval_id, 409, str(exc))
-    log.info("approval decided task=%s approval=%s decision=%s by=%s", decided.task_id,
-             decided.id, choice.value, decided.decided_by)
+    if decided.is_open:  # four-eyes: counted, waiting for another person
+        log.info("approval approved partly task=%s approval=%s (%d of %d)", decided.task_id,
+                 decided.id, decided.approved_count, decided.required)
+    else:
+        log.info("approval decided task=%s approval=%s decision=%s by=%s", decided.task_id,
+                 decided.id, choice.value, decided.decided_by)
     if request.headers.get("Accept", "").startswith("application/json"):
         return as_json({"ok": True, **outcome(decided)})
     raise web.HTTPSeeOther(f"/#approval-{approval_id}")

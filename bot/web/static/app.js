@@ -46,6 +46,16 @@
     card.classList.add("closed");
   }
 
+  function showProgress(card, text) {
+    let line = card.querySelector(".four-eyes");
+    if (!line) {
+      line = document.createElement("p");
+      line.className = "four-eyes";
+      card.querySelector(".decide").before(line);
+    }
+    line.textContent = text;  // text, never HTML: names come from the database
+  }
+
   async function getJson(url) {
     const res = await fetch(url, { headers: { Accept: "application/json" },
                                    credentials: "same-origin" });
@@ -107,6 +117,10 @@
         method: "POST", body: data, credentials: "same-origin",
         headers: { Accept: "application/json", "X-CSRF-Token": csrf() } });
       const answer = await res.json();
+      if (answer.ok && !answer.decision && answer.progress) {
+        showProgress(card, answer.progress);  // four-eyes: counted, waiting for another
+        return;
+      }
       if (answer.ok) { markDecided(card, answer); reconcile(); return; }
       error.textContent = answer.error || "Not decided.";
       error.hidden = false;

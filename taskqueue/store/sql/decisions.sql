@@ -19,6 +19,23 @@ UPDATE approvals SET decision = %(decision)s, decided_by = %(by)s, decided_at = 
 WHERE id = %(id)s AND decision IS NULL
 RETURNING *;
 
+-- name: approval_vote_insert
+-- One person's approve of a request (four-eyes). The approval row is locked FOR UPDATE by
+-- the caller, so approves of one request are counted one at a time. No row: that person
+-- already approved it (an approve counts once per person).
+INSERT INTO approval_votes (approval_id, person, counts)
+VALUES (%(approval_id)s, %(by)s, %(counts)s)
+ON CONFLICT (approval_id, person) DO NOTHING
+RETURNING *;
+
+-- name: approval_votes_many
+SELECT * FROM approval_votes WHERE approval_id = ANY(%(approval_ids)s)
+ORDER BY approval_id, decided_at, person;
+
+-- name: approval_votes_discard
+-- A revise sends the request back: the approves gathered for it no longer count.
+DELETE FROM approval_votes WHERE approval_id = %(approval_id)s RETURNING person;
+
 -- name: task_after_decision
 -- Approve and revise make the task claimable again ahead of new work; skip ends it.
 WITH t AS (

@@ -8,7 +8,9 @@
 -- The task as it is now, its latest approval, and that approval's action (g_*) if any:
 -- one snapshot, read right before acting.
 SELECT t.id AS task_id, t.status, t.worker, t.claim_token,
-       a.id AS approval_id, a.decision, a.decided_by, a.request,
+       a.id AS approval_id, a.decision, a.decided_by, a.request, a.required,
+       ARRAY(SELECT v.person FROM approval_votes v WHERE v.approval_id = a.id AND v.counts
+             ORDER BY v.person) AS approvers,
        g.kind AS g_kind, g.fingerprint AS g_fingerprint, g.idempotency_key AS g_key,
        g.approved_by AS g_approved_by,
        g.detail AS g_detail, g.worker AS g_worker, g.claim_token AS g_claim,

@@ -58,12 +58,15 @@ SELECT * FROM t;
 
 -- name: approval_insert
 WITH a AS (
-    INSERT INTO approvals (task_id, question, request, expires_at)
+    INSERT INTO approvals (task_id, question, request, expires_at, required)
     SELECT %(task_id)s, %(question)s, %(request)s,
            now() + make_interval(secs => COALESCE(
                %(expires_in)s,
                (SELECT approval_ttl_seconds FROM capabilities WHERE capability = %(capability)s),
-               172800))
+               172800)),
+           COALESCE(%(required)s::integer,
+               (SELECT required_approvals FROM capabilities WHERE capability = %(capability)s),
+               1)
     RETURNING *
 ), ev AS (
     INSERT INTO task_events (task_id, kind, actor, detail)

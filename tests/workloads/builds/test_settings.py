@@ -29,6 +29,8 @@ def test_the_example_config_loads_for_both_capabilities() -> None:
     ('colour = "red"', "unknown key"),
     ('base_url = "ftp://x"', "must start with https://"),
     ("timeout_seconds = 0", "above 0"),
+    ("publish_approvals = 11", "publish_approvals: must be 1 to 10"),
+    ("publish_approvals = 0", "above 0"),
 ])
 def test_a_bad_setting_names_its_key(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "c.toml"
@@ -42,3 +44,10 @@ def test_defaults_live_under_the_data_folder(tmp_path: Path) -> None:
     s = load_settings("roblox_build", None, env={"SIGNOFF_DATA_DIR": str(tmp_path)})
     assert s.store == tmp_path.resolve() / "builds" / "artifacts"
     assert s.work_dir == tmp_path.resolve() / "builds" / "work"
+
+
+def test_publish_approvals_defaults_to_one_and_takes_two(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[workloads.ios_build]\npublish_approvals = 2\n")
+    assert load_settings("ios_build", path, env={}).publish_approvals == 2
+    assert load_settings("roblox_build", path, env={}).publish_approvals == 1

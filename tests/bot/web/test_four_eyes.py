@@ -1,0 +1,81 @@
+"""Four-eyes in the web inbox (real Chromium): the card shows the progress after the first
+approve, a second approve by the same person is counted once, a person outside the
+capability's `approvers` is refused, and accounts named by `[people.NAME]` decide as that
+person."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from bot.web.settings import WebSettings
+from taskqueue import Reminders, Status, TaskQueue
+from tests.bot.web.conftest import Server, live, sign_in
+
+
+async def _parked(queue: TaskQueue, required: int) -> int:
+    await queue.task_enqueue("vm", {"n": 1})
+    task = await queue.task_claim("vm", "w1")
+    assert task is not None
+    approval = await queue.task_park(task.id, "w1", "Delete vm-1?", claim=task.claim,
+                                     request={"kind": "delete"}, required_approvals=required)
+    return approval.id
+
+
+def test_two_people_approve_in_the_web(server: Server, page: Page) -> None:
+    server.webapp.settings = WebSettings(people={"alice": "alice", "bob": "bob"})
+    approval_id = server.run(_parked(server.queue, 2))
+    sign_in(page)
+    live(page)
+    card = page.locator(f"#approval-{approval_id}")
+    expect(card.locator(".four-eyes")).to_contain_text("Needs 2 approves")
+    card.locator("button[value=approve]").click()
+    expect(card.locator(".four-eyes")).to_have_text(
+        "Approved by alice (1 of 2): waiting for a second person")
+    expect(card.locator("button[value=approve]")).to_be_visible()
+    approval = server.run(server.queue.approval_get(approval_id))
+    assert approval.is_open and [v.by for v in approval.approvals] == ["alice"]
+    token = page.locator("meta[name=csrf-token]").get_attribute("content") or ""
+    again = page.request.post(f"/approvals/{approval_id}/decide",
+                              form={"decision": "approve", "csrf_token": token},
+                              headers={"Accept": "application/json"})
+    assert again.status == 409 and "counts once" in again.json()["error"]
+    page.reload()
+    expect(page.locator(f"#approval-{approval_id} .four-eyes")).to_contain_text("(1 of 2)")
+    state = page.request.get(f"/approvals/{approval_id}.json").json()
+    assert state["required"] == 2 and [a["by"] for a in state["approvals"]] == ["alice"]
+    done = server.run(server.queue.approval_decide(approval_id, "approved", "bob"))
+    assert done.decided_by == "bob"
+    assert server.run(server.queue.task_get(done.task_id)).status is Status.APPROVED
+
+
+def test_someone_outside_approvers_is_refused_in_the_web(server: Server, page: Page) -> None:
+    server.run(server.queue.capability_set("vm", approvers=["bob"]))
+    approval_id = server.run(_parked(server.queue, 1))
+    sign_in(page)
+    live(page)
+    token = page.locator("meta[name=csrf-token]").get_attribute("content") or ""
+    for choice in ("approve", "skip"):
+        refused = page.request.post(f"/approvals/{approval_id}/decide",
+                                    form={"decision": choice, "csrf_token": token},
+                                    headers={"Accept": "application/json"})
+        assert refused.status == 403 and "not on the list" in refused.json()["error"]
+    assert server.run(server.queue.approval_get(approval_id)).is_open
+
+
+def test_an_escalated_approval_is_shown_as_escalated(server: Server, page: Page) -> None:
+    server.run(server.queue.capability_set("vm", escalate_after_seconds=60,
+                                           escalate_to=["bob"]))
+    approval_id = server.run(_parked(server.queue, 2))
+    sign_in(page)
+    card = page.locator(f"#approval-{approval_id}")
+    expect(card.locator(".escalated")).to_have_count(0)
+
+    async def escalate() -> None:
+        async with server.queue.pool.connection() as conn:
+            await conn.execute("UPDATE approvals SET created_at = now() - interval '2 minutes'"
+                               " WHERE id = %s", (approval_id,))
+        await Reminders(server.queue).run_once()
+
+    server.run(escalate())
+    page.reload()
+    expect(page.locator(f"#approval-{approval_id} .escalated")).to_contain_text("Escalated")
