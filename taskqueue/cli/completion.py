@@ -25,7 +25,5 @@ async def run(args: Any) -> int:
     """Print the script for the whole `signoff` parser (plugins' commands included)."""
     import shtab
 
-    from taskqueue.cli.main import build_parser  # the parser this command is part of
-
-    print(shtab.complete(build_parser(), shell=args.shell), end="")
+    print(shtab.complete(args.root_parser, shell=args.shell), end="")
     return 0

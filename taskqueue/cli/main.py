@@ -217,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
         add(sub)
     _add_plugin_commands(sub)
     manners.finish(parser)
+    # `signoff completion` describes the whole parser; it finds it here, not by import.
+    parser.set_defaults(root_parser=parser)
     return parser
 
 
