@@ -107,8 +107,10 @@ async def test_a_missed_cron_run_fires_once_at_start(queue: TaskQueue) -> None:
     async def body() -> None:
         runs.append(time.monotonic())
 
-    # Every minute, with an hour of grace: up to 60 runs were "missed"; one fires.
-    sched.add("every-minute", body, CronTrigger.from_crontab("* * * * *", timezone=UTC),
+    # Hourly, at the minute just gone, with an hour of grace: the missed run fires once at
+    # start, and the next real one is most of an hour away (none can fire while we look).
+    minute = (datetime.now(UTC) - timedelta(minutes=1)).minute
+    sched.add("hourly", body, CronTrigger.from_crontab(f"{minute} * * * *", timezone=UTC),
               catch_up=True)
     sched.start()
     await wait_for(lambda: _async(bool(runs)))
@@ -124,10 +126,11 @@ async def test_ten_missed_runs_after_downtime_fire_once(queue: TaskQueue) -> Non
     async def body() -> None:
         runs.append(time.monotonic())
 
-    sched.add("every-minute", body, IntervalTrigger(minutes=1, timezone=UTC))
-    # As if the service had been down: the job was due ten minutes ago.
-    sched.scheduler.modify_job("every-minute",
-                               next_run_time=datetime.now(UTC) - timedelta(minutes=10))
+    # Every ten minutes; as if the service had been down for 95 of them: ten runs were due,
+    # the last five minutes ago (within the hour's grace), the next is five minutes away.
+    start = datetime.now(UTC) - timedelta(minutes=95)
+    sched.add("every-ten", body, IntervalTrigger(minutes=10, start_date=start, timezone=UTC))
+    sched.scheduler.modify_job("every-ten", next_run_time=start)
     sched.start()
     await wait_for(lambda: _async(bool(runs)))
     await asyncio.sleep(1)  # room for a second run that must not come
