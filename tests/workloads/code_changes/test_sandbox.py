@@ -102,9 +102,19 @@ class Planted:
     outside: Path
 
 
+def _host_only_folder() -> Path:
+    """Where the planted secrets go: outside /tmp and /var/tmp, which inside the sandbox are
+    its own empty scratch folders (a checkout under /tmp would make "write outside" land
+    there, harmlessly, and prove nothing)."""
+    scratch = (Path("/tmp"), Path("/var/tmp"))
+    if any(ROOT.is_relative_to(folder) for folder in scratch):
+        return Path("/var/cache")
+    return ROOT / ".cache"
+
+
 @pytest.fixture
 def planted(monkeypatch: pytest.MonkeyPatch, dsn: str) -> Iterator[Planted]:
-    base = ROOT / ".cache" / f"sandbox-test-{uuid.uuid4().hex[:8]}"
+    base = _host_only_folder() / f"sandbox-test-{uuid.uuid4().hex[:8]}"
     home, etc = base / "home", base / "etc"
     (home / ".ssh").mkdir(parents=True)
     etc.mkdir()
