@@ -8,8 +8,8 @@ socket (so a connection the server ends is noticed at once) and checks it with a
 `check_every` seconds (so a silent one is noticed within CHECK_TIMEOUT); on a loss it steps
 down (`on_change(False)`, awaited) before it reconnects, so its leader-only work stops as
 soon as it can know it lost the lock. A standby may still win the lock first: leader-only
-work must tolerate a brief overlap (Telegram answers a second getUpdates with 409 and the
-poller backs off).
+work must tolerate a brief overlap (a channel's poller, say, must back off when its far side
+refuses a second concurrent poll).
 """
 
 from __future__ import annotations
