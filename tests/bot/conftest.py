@@ -27,12 +27,26 @@ MALLORY = user(66, "Mallory")
 FAST = RetryPolicy(attempts=4, backoff=0.05, max_backoff=0.2, max_retry_after=5)
 
 
+async def stopped(stop: Awaitable[None], what: str) -> None:
+    """Await a teardown's `stop`, bounded: past the suite's limit it fails naming `what` and
+    every task still pending where it waits, instead of hanging the run."""
+    try:
+        await asyncio.wait_for(stop, limit(None))
+    except TimeoutError:
+        pending = []
+        for task in asyncio.all_tasks():
+            frames = task.get_stack(limit=3)
+            where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in frames)
+            pending.append(f"{task.get_name()} at {where}")
+        raise AssertionError(f"{what} did not stop; pending: {'; '.join(pending)}") from None
+
+
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegram]:
     server = FakeTelegram()
     await server.start()
     yield server
-    await server.stop()
+    await stopped(server.stop(), "the fake Bot API")
 
 
 @pytest.fixture
@@ -52,7 +66,7 @@ async def tgbot(settings: TelegramSettings, queue: TaskQueue) -> AsyncIterator[T
     bot = make_bot(settings, queue)
     await bot.start()
     yield bot
-    await bot.stop()
+    await stopped(bot.stop(), "the Telegram bot")
 
 
 async def park(queue: TaskQueue, question: str = "Send the application?", *,

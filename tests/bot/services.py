@@ -1,13 +1,17 @@
 """Runs real `python -m bot` services for the multi-service tests: their config, their
-processes (output in a log each), their /healthz and /metrics."""
+processes (output in a log each), their /healthz and /metrics.
+
+Each service binds port 0 and the test reads the port it got from its log: a port picked
+free beforehand could be taken (by any outgoing connection's ephemeral port) before a slow
+start binds it, and the service would exit at its start-up check."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -45,7 +49,7 @@ incident_age_hours = 0
 digest_times = ["{digest}"]
 
 [http]
-listen = "127.0.0.1:{port}"
+listen = "127.0.0.1:0"
 
 [telegram]
 chat_id = {chat}
@@ -54,10 +58,8 @@ api_base_url = "{url}/{name}"
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# The line ObservabilityServer.start logs once it serves.
+_SERVING = re.compile(r"http: serving /healthz and /metrics on 127\.0\.0\.1:(\d+)")
 
 
 @dataclass
@@ -65,12 +67,24 @@ class BotService:
     """One `python -m bot` process, called `name` at the fake Bot API."""
 
     name: str
-    port: int
     log: Path
     proc: subprocess.Popen[bytes]
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+    @property
+    def port(self) -> int | None:
+        """The port it serves /healthz on, once its log says so."""
+        found = _SERVING.search(self.output())
+        return int(found[1]) if found else None
+
+    def describe(self) -> str:
+        """Whether it runs (or its exit code) and its log's last lines: for a failure's text."""
+        code = self.proc.poll()
+        state = "running" if code is None else f"exited with {code}"
+        tail = "\n".join(self.output().splitlines()[-15:])
+        return f"service {self.name} ({state}), its log ends:\n{tail}"
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -82,7 +96,9 @@ class BotService:
         return int(await asyncio.wait_for(asyncio.to_thread(self.proc.wait), timeout))
 
     def healthz(self) -> tuple[int, dict[str, Any]]:
-        """(status, body) of GET /healthz; (0, {}) when nothing answers."""
+        """(status, body) of GET /healthz; (0, {}) when nothing answers (yet)."""
+        if self.port is None:
+            return 0, {}
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz",
                                         timeout=10) as r:
@@ -97,6 +113,8 @@ class BotService:
             return 0, {}
 
     def metric(self, name: str) -> float | None:
+        if self.port is None:
+            return None
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics",
                                         timeout=10) as r:
@@ -112,9 +130,8 @@ class BotService:
 def start_service(name: str, dsn: str, fake_url: str, token: str, folder: Path, *,
                   digest: str = "03:33", concurrency: int = 2) -> BotService:
     """`python -m bot --config FILE` against `dsn`, its output in folder/NAME.log."""
-    port = free_port()
     config = folder / f"{name}.toml"
-    config.write_text(CONFIG.format(concurrency=concurrency, digest=digest, port=port,
+    config.write_text(CONFIG.format(concurrency=concurrency, digest=digest,
                                     chat=CHAT, alice=ALICE["id"], url=fake_url, name=name))
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TELEGRAM_") and k != "SIGNOFF_CONFIG"}
@@ -123,7 +140,7 @@ def start_service(name: str, dsn: str, fake_url: str, token: str, folder: Path, 
     with log.open("ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(config)],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    return BotService(name, port, log, proc)
+    return BotService(name, log, proc)
 
 
 async def stop_all(*services: BotService) -> None:

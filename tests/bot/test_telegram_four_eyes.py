@@ -23,7 +23,16 @@ from taskqueue import (
     Status,
     TaskQueue,
 )
-from tests.bot.conftest import ALICE, BOB, CHAT, MALLORY, button, make_bot, sent_row
+from tests.bot.conftest import (
+    ALICE,
+    BOB,
+    CHAT,
+    MALLORY,
+    button,
+    make_bot,
+    sent_row,
+    stopped,
+)
 from tests.bot.fake_telegram import FakeTelegram
 
 CAROL = {"id": 33, "is_bot": False, "first_name": "Carol"}
@@ -37,7 +46,7 @@ async def named_bot(settings: TelegramSettings, queue: TaskQueue) -> AsyncIterat
         people=people), queue)
     await bot.start()
     yield bot
-    await bot.stop()
+    await stopped(bot.stop(), "the Telegram bot")
 
 
 async def _parked(queue: TaskQueue, fake: FakeTelegram, required: int) -> tuple[int, Any]:

@@ -46,7 +46,11 @@ def _leader(a: BotService, b: BotService) -> BotService | None:
 
 
 async def _roles_settled(a: BotService, b: BotService) -> BotService:
-    return await eventually(lambda: asyncio.to_thread(_leader, a, b))
+    try:
+        return await eventually(lambda: asyncio.to_thread(_leader, a, b))
+    except AssertionError:
+        raise AssertionError("no leader and standby settled:\n"
+                             + "\n".join(s.describe() for s in (a, b))) from None
 
 
 def _texts(fake: FakeTelegram, word: str) -> list[str]:

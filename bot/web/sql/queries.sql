@@ -27,13 +27,9 @@ SELECT count(*)::int AS n FROM web_accounts;
 UPDATE web_accounts SET last_login_at = now() WHERE name = %(name)s RETURNING name;
 
 -- name: secret_ensure
--- The first process to ask makes the key; everyone after reads that one.
-WITH made AS (
-    INSERT INTO web_secrets (name, value) VALUES (%(name)s, decode(%(value)s, 'hex'))
-    ON CONFLICT (name) DO NOTHING
-    RETURNING value
-)
-SELECT encode(value, 'hex') AS value FROM made
-UNION ALL
-SELECT encode(value, 'hex') FROM web_secrets WHERE name = %(name)s
-LIMIT 1;
+-- The first process to ask makes the key; everyone after reads that one. DO UPDATE (a no-op
+-- write) rather than DO NOTHING: it returns the row a concurrent first start committed after
+-- this statement's snapshot, which a DO NOTHING followed by a SELECT would not see.
+INSERT INTO web_secrets (name, value) VALUES (%(name)s, decode(%(value)s, 'hex'))
+ON CONFLICT (name) DO UPDATE SET value = web_secrets.value
+RETURNING encode(value, 'hex') AS value;
