@@ -68,8 +68,10 @@ def _signal_line(sig: Signal) -> str:
 
 def signals_text(s: Signals) -> str:
     """/signals: each signal with its state, count, threshold and owner, plus context."""
+    # The outcome's keys come from the database: escaped like everything else read there.
     reaper = (f"{when(s.reaper_at)}: " + ", ".join(
-        f"{k} {v}" for k, v in (s.reaper_outcome or {}).items())) if s.reaper_at else "never"
+        f"{escape(k.replace('_', ' '))} {int(v)}" for k, v in (s.reaper_outcome or {}).items())
+    ) if s.reaper_at else "never"
     return "\n".join([
         "<b>Signals</b>", _signal_line(s.incident), _signal_line(s.nudge),
         f"Open approvals: {s.open_approvals} · expired (24 h): {s.expired_approvals} · "

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime
+
 import pytest
 
 from bot.telegram.app import TelegramBot
 from bot.telegram.store import MessageStore
-from taskqueue import Status, TaskQueue
+from bot.telegram.views import signals_text
+from taskqueue import Status, TaskQueue, read_signals
 from tests.bot.conftest import ALICE, CHAT, MALLORY, eventually, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram
 
@@ -40,6 +44,15 @@ async def test_signals_show_state_count_threshold_and_owner(
     text = await _reply(fake, "<b>Signals</b>")
     assert "<b>incident</b>: 🟢 ok; 0" in text and "fires above 5" in text
     assert "the system's move" in text and "your move" in text
+
+
+async def test_signals_name_what_the_reaper_did_in_words_and_escape_what_they_read(
+        queue: TaskQueue) -> None:
+    s = dataclasses.replace(await read_signals(queue), reaper_at=datetime.now(UTC),
+                            reaper_outcome={"orphans_requeued": 2, "<b>odd</b>": 1})
+    text = signals_text(s)
+    assert "orphans requeued 2" in text and "orphans_requeued" not in text
+    assert "&lt;b&gt;odd&lt;/b&gt; 1" in text and "<b>odd" not in text
 
 
 async def test_task_shows_status_history_and_approval(

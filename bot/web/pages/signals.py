@@ -12,11 +12,16 @@ from bot.web.pages.base import EXT, context
 from bot.web.render import ago, as_json, html, wants_json
 from taskqueue import Signals, read_signals
 
+# What the reaper did, in words: (one, many) forms, so "1 task was", "2 tasks were".
 _REAPER_WORDS = {
-    "requeued": "tasks whose worker's lease ran out were put back in the queue",
-    "orphans_requeued": "tasks left running with no lease at all were put back in the queue",
-    "failed": "tasks that had used all their attempts were marked failed",
-    "expired": "questions nobody answered in time were closed as expired",
+    "requeued": ("task whose worker's lease ran out was put back in the queue",
+                 "tasks whose worker's lease ran out were put back in the queue"),
+    "orphans_requeued": ("task left running with no lease at all was put back in the queue",
+                         "tasks left running with no lease at all were put back in the queue"),
+    "failed": ("task that had used all its attempts was marked failed",
+               "tasks that had used all their attempts were marked failed"),
+    "expired": ("question nobody answered in time was closed as expired",
+                "questions nobody answered in time were closed as expired"),
 }
 
 
@@ -43,7 +48,8 @@ def sentences(s: Signals) -> dict[str, Any]:
     reaper = ("The reaper has never run: crashed workers' tasks and unanswered questions "
               "are not being cleaned up yet." if s.reaper_at is None else
               f"The reaper last ran {ago(s.reaper_at)}.")
-    did = [f"{n} {_REAPER_WORDS.get(k, k)}" for k, n in (s.reaper_outcome or {}).items() if n]
+    did = [_n(n, *_REAPER_WORDS.get(k, (k, k))) for k, n in (s.reaper_outcome or {}).items()
+           if n]
     return {"incident": incident, "nudge": nudge, "reaper": reaper,
             "reaper_did": did or (["it found nothing to do"] if s.reaper_at else []),
             "open": f"{_n(s.open_approvals, 'question is', 'questions are')} waiting for an "

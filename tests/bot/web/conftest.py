@@ -119,10 +119,13 @@ def shots(tmp_path: Path) -> Path:
 
 
 def screenshot(page: Page, folder: Path, name: str) -> None:
-    """The page at desktop (1280) and phone (390) width, full length."""
+    """The page at desktop (1280) and phone (390) width, full length; at either width nothing
+    sticks out sideways (the page never scrolls horizontally)."""
     for label, width in (("desktop", 1280), ("phone", 390)):
         page.set_viewport_size({"width": width, "height": 900})
         page.screenshot(path=str(folder / f"{name}-{label}.png"), full_page=True)
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= width, f"{name} is {wide}px wide at {label} width {width}px"
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
