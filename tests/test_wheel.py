@@ -45,7 +45,8 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
                     "workloads/job_applications/templates/cv.tex.j2",
                     "taskqueue/cli/starter/signoff.example.toml",
                     "taskqueue/cli/starter/signoff.toml",
-                    "taskqueue/cli/starter/greetings.py.txt"):
+                    "taskqueue/cli/starter/greetings.py.txt",
+                    "taskqueue/cli/starter/profile.example.toml"):
         assert shipped in names, shipped
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
@@ -60,5 +61,8 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path,
     _run("signoff", "init", "--full", "full", cwd=outside, env=env)
     assert (outside / "full" / "signoff.toml").read_text() == (
         ROOT / "signoff.example.toml").read_text()
+    # What --full writes passes its own checks (the dry run loads and checks the config).
+    _run("signoff", "produce", "job_applications", "--dry-run", "--config",
+         "full/signoff.toml", cwd=outside, env=env)
     help_text = _run(venv / "bin" / "python", "-m", "bot", "--help", cwd=outside, env=env)
     assert "--config" in help_text.stdout

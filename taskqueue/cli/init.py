@@ -14,7 +14,11 @@ from taskqueue.errors import BadInput
 STARTER = files("taskqueue.cli") / "starter"
 # What `init` writes, by path under DIR, from which packaged file.
 FILES = {"signoff.toml": "signoff.toml", "mywork/greetings.py": "greetings.py.txt"}
-FULL = {"signoff.toml": "signoff.example.toml"}
+# The full example names one more file, relative to itself: the example's fictional
+# candidate profile (a copy of the one beside its workload; a test keeps them equal), so
+# the config it writes passes its own checks in an empty folder, as it does in a checkout.
+FULL = {"signoff.toml": "signoff.example.toml",
+        "workloads/job_applications/profile.example.toml": "profile.example.toml"}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,8 +31,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("dir", nargs="?", default=".", metavar="DIR",
                    help="where to write (default: the current directory; created if missing)")
     p.add_argument("--full", action="store_true",
-                   help="write the documented example of every config key as signoff.toml "
-                        "instead (no handler module)")
+                   help="write the documented example of every config key as signoff.toml, "
+                        "with the example profile it names, instead (no handler module)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.add_argument("--json", action="store_true",
                    help='print {"written": [PATH, ...]} instead of one line per file')

@@ -23,6 +23,7 @@ from taskqueue import (
     ReapReport,
     Status,
     TaskQueue,
+    cron_next,
 )
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.worker_helpers import wait_for
@@ -30,9 +31,9 @@ from tests.taskqueue.worker_helpers import wait_for
 H = "tests.taskqueue.handlers_for_tests"
 
 
-def config(**kwargs: object) -> Config:
+def config(cron: str = "30 2 * * *", **kwargs: object) -> Config:
     cap = CapabilityConfig("cv", f"{H}:quick", mode="tick", producers=(
-        ProducerConfig("nightly", f"{H}:nightly", "30 2 * * *"),))
+        ProducerConfig("nightly", f"{H}:nightly", cron),))
     return Config(capabilities={"cv": cap}, **kwargs)  # type: ignore[arg-type]
 
 
@@ -90,6 +91,23 @@ async def test_producer_job_uses_the_schedules_period(sched: ServiceScheduler,
     last = previous_fire_time(trigger, datetime.now(UTC), timedelta(hours=1))
     expected = (last or datetime.now(UTC)).date().isoformat()
     assert report.period == expected and report.created == 3
+
+
+@pytest.mark.parametrize("cron", ["0 8 * * 1", "0 0 13 * 5", "0 8 * * 7", "@weekly"])
+async def test_producers_fire_when_the_dry_run_says(queue: TaskQueue, cron: str) -> None:
+    sched = ServiceScheduler(queue, config(cron), worker="w")
+    sched.add_producers()
+    [job] = sched.scheduler.get_jobs()
+    after = datetime(2026, 12, 2, 10, 30, tzinfo=UTC)
+    fires, fire = [], None
+    for _ in range(5):
+        fire = job.trigger.get_next_fire_time(fire, fire or after)
+        fires.append(fire)
+    assert fires == cron_next(cron, "UTC", 5, after)
+    # The catch-up looks back along the same schedule: Sunday 2026-12-13 is the 13th.
+    if cron == "0 0 13 * 5":
+        assert previous_fire_time(job.trigger, datetime(2026, 12, 13, 1, tzinfo=UTC),
+                                  timedelta(hours=2)) == datetime(2026, 12, 13, tzinfo=UTC)
 
 
 def test_previous_fire_time_finds_the_last_missed_run() -> None:

@@ -68,5 +68,21 @@ def test_the_dashboard_covers_the_main_figures() -> None:
     text = " ".join(_expressions())
     for figure in ("signoff_approvals_open", "signoff_approval_oldest_age_seconds",
                    "signoff_decisions_total", "signoff_handler_duration_seconds_count",
-                   'status="failed"', "signoff_notification_backlog"):
+                   'status="failed"', "signoff_notification_backlog",
+                   "signoff_decision_seconds_bucket"):
         assert figure in text
+
+
+def test_decision_latency_shows_p50_and_p90_by_capability() -> None:
+    exprs = {t["expr"].replace(" ", "") for panel in DASHBOARD["panels"]
+             for t in panel["targets"] if "signoff_decision_seconds" in t["expr"]}
+    assert exprs == {f"histogram_quantile({q},sumby(le,capability)"
+                     "(rate(signoff_decision_seconds_bucket[1h])))" for q in ("0.5", "0.9")}
+
+
+def test_no_two_panels_overlap() -> None:
+    cells = [(p["title"], x, y) for p in DASHBOARD["panels"]
+             for x in range(p["gridPos"]["x"], p["gridPos"]["x"] + p["gridPos"]["w"])
+             for y in range(p["gridPos"]["y"], p["gridPos"]["y"] + p["gridPos"]["h"])]
+    assert len({(x, y) for _, x, y in cells}) == len(cells)
+    assert len({p["id"] for p in DASHBOARD["panels"]}) == len(DASHBOARD["panels"])

@@ -3,14 +3,19 @@ decisions, open questions, failures, signals, the reaper's last run and the prod
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from apscheduler.triggers.cron import CronTrigger
-
-from taskqueue import Config, DecisionStats, Signals, Task, TaskQueue, read_signals
+from taskqueue import (
+    Config,
+    DecisionStats,
+    Signals,
+    Task,
+    TaskQueue,
+    cron_trigger,
+    read_signals,
+)
 from workloads.briefing.settings import BriefingSettings
 from workloads.briefing.text import age, visible
 
@@ -104,9 +109,8 @@ def next_runs(config: Config, now: datetime) -> tuple[Upcoming, ...]:
     out = []
     for cap in config.capabilities.values():
         for p in cap.producers:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # APScheduler's pytz-era deprecations
-                trigger = CronTrigger.from_crontab(p.cron, timezone=tz)
+            # The core's reading of the schedule, so the briefing names the runs that happen.
+            trigger = cron_trigger(p.cron, config.timezone)
             at = trigger.get_next_fire_time(None, now.astimezone(tz))
             if at is not None:
                 out.append(Upcoming(cap.name, p.name, at))
