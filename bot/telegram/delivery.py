@@ -60,9 +60,14 @@ RETRY_BASE_SECONDS = 2.0
 RETRY_MAX_SECONDS = 60.0
 POLL_SECONDS = 30.0
 SKIPPED: dict[str, Any] = {"skipped": True}
-# Recording a message Telegram accepted is retried this often (seconds) while the database
-# is away, for up to RECORD_PATIENCE seconds: the ids must not be lost to a restart.
+# Recording a message Telegram accepted is retried while the database is away, for up to
+# RECORD_PATIENCE seconds: the ids must not be lost to a restart. The waits are full jitter
+# under a cap that doubles from RECORD_RETRY to RECORD_RETRY_MAX (the core's Backoff), so
+# the services of one restart do not all write at once; the cap is a third of the claim's
+# default lease (how often the claim is renewed), so a record lands within one renewal of
+# the database's return.
 RECORD_RETRY = 0.2
+RECORD_RETRY_MAX = 2.0
 RECORD_PATIENCE = 120.0
 
 T = TypeVar("T")
@@ -114,6 +119,7 @@ class TelegramChannel:
         self.name = name or sender_name()
         self.batch, self.lease, self.poll = batch, lease, poll
         self.retry_base, self.retry_max = retry_base, retry_max
+        self.record_backoff = Backoff(RECORD_RETRY, RECORD_RETRY_MAX)
         self._wake = asyncio.Event()
         self._failing = False
         self._lock = asyncio.Lock()
@@ -291,18 +297,23 @@ class TelegramChannel:
 
     async def _durably(self, write: Callable[[], Awaitable[T]]) -> T:
         """`write()` (a record of what Telegram accepted), retried while the database is
-        away, for up to RECORD_PATIENCE seconds."""
+        away (with `record_backoff`), for up to RECORD_PATIENCE seconds."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RECORD_PATIENCE
         while True:
             try:
-                return await write()
+                done = await write()
             except TRANSIENT as exc:
                 if loop.time() > deadline:
+                    self.record_backoff.reset()
                     raise
+                delay = self.record_backoff.next()
                 log.warning("delivery: the database is away; recording a sent message again "
-                            "in %.1fs: %s", RECORD_RETRY, one_line(exc))
-            await asyncio.sleep(RECORD_RETRY)
+                            "in %.1fs: %s", delay, one_line(exc))
+                await asyncio.sleep(delay)
+            else:
+                self.record_backoff.reset()
+                return done
 
     async def _failed(self, row: Notification, exc: TelegramError) -> None:
         delay = Backoff(self.retry_base, self.retry_max).delay(row.attempts + 1)

@@ -9,14 +9,18 @@ from collections.abc import Callable
 from types import TracebackType
 
 from taskqueue.errors import TRANSIENT, LeaseLost, TaskNotFound, one_line
+from taskqueue.runtime.backoff import Backoff
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Task
 
 log = logging.getLogger("signoff.heartbeat")
 
-# Errors that mean "the database is away for now", not "the lease is gone".
 # Heartbeat this many times per lease, so two missed beats still leave time.
 BEATS_PER_LEASE = 3
+# While the database is away a beat is retried within this many seconds (or the interval,
+# if shorter): full jitter up to it (runtime/backoff.py), so the heartbeats of every task
+# that lost the database at the same moment do not all retry together.
+RETRY_CAP = 1.0
 
 # What a heartbeat reports when the claim is gone.
 SignoffLeaseLoss = LeaseLost | TaskNotFound
@@ -25,8 +29,8 @@ SignoffLeaseLoss = LeaseLost | TaskNotFound
 class Heartbeat:
     """`async with Heartbeat(...)`: beat every lease/3; on LeaseLost call `on_lost` once.
 
-    A beat that fails because the database is away is retried sooner; only a lost lease
-    (the reaper took the task, or it was cancelled) ends the heartbeat.
+    A beat that fails because the database is away is retried sooner (`retry`, jittered);
+    only a lost lease (the reaper took the task, or it was cancelled) ends the heartbeat.
     """
 
     def __init__(self, queue: TaskQueue, task: Task, worker: str, *, lease: float,
@@ -40,6 +44,7 @@ class Heartbeat:
         self.lost: SignoffLeaseLoss | None = None
         self._first: asyncio.TimerHandle | None = None
         self._runner: asyncio.Task[None] | None = None
+        self.retry: Backoff | None = None  # made at the first failed beat: most never fail
 
     async def __aenter__(self) -> Heartbeat:
         # A timer until the first beat: most slices end before it, and a timer costs less
@@ -62,6 +67,7 @@ class Heartbeat:
     async def _run(self) -> None:
         # Started by the timer when the first beat is due: beat, then sleep until the next.
         failing = False
+        step = min(self.interval, RETRY_CAP)
         while True:
             try:
                 await self.queue.task_heartbeat(self.task.id, self.worker,
@@ -77,8 +83,15 @@ class Heartbeat:
             else:
                 if failing:
                     log.info("heartbeat ok again task=%s worker=%s", self.task.id, self.worker)
+                    if self.retry is not None:
+                        self.retry.reset()
                 failing = False
-            await asyncio.sleep(min(self.interval, 1.0) if failing else self.interval)
+            await asyncio.sleep(self._retry_in(step) if failing else self.interval)
+
+    def _retry_in(self, step: float) -> float:
+        if self.retry is None:
+            self.retry = Backoff(step, step)
+        return self.retry.next()
 
     def _lose(self, exc: LeaseLost | TaskNotFound) -> None:
         self.lost = exc

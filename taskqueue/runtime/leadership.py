@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 import psycopg
 
 from taskqueue.errors import one_line
+from taskqueue.runtime.backoff import Backoff
 from taskqueue.store.queries import query
 
 log = logging.getLogger("signoff.leadership")
@@ -36,7 +37,8 @@ TRY_EVERY = 1.0
 CHECK_EVERY = 1.0
 # A check that takes longer counts as a lost connection (s).
 CHECK_TIMEOUT = 5.0
-# Backoff between reconnection attempts (s): doubles from MIN up to MAX.
+# Backoff between reconnection attempts (s): full jitter under a cap that doubles from MIN
+# up to MAX (runtime/backoff.py), so services cut off together do not reconnect together.
 RECONNECT_MIN = 0.5
 RECONNECT_MAX = 5.0
 APPLICATION_NAME = "signoff-leader"
@@ -60,7 +62,8 @@ class Leadership:
         self.decided = asyncio.Event()
         self._conn: psycopg.AsyncConnection | None = None
         self._task: asyncio.Task[None] | None = None
-        self._delay = RECONNECT_MIN
+        self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
+        self.connections = 0  # how often it connected and listened (reconnects included)
 
     @property
     def role(self) -> str:
@@ -78,13 +81,14 @@ class Leadership:
             except (psycopg.Error, OSError, TimeoutError) as exc:
                 why = one_line(exc) or type(exc).__name__
                 await self._step_down(f"lost its database connection: {why}")
+                delay = self.backoff.next()
                 log.warning("leadership: no database connection (%s); trying again in %.1fs",
-                            why, self._delay)
+                            why, delay)
             except Exception:  # a bug must not end the contest for good
                 await self._step_down("failed")
-                log.exception("leadership: failed; trying again in %.1fs", self._delay)
-            await asyncio.sleep(self._delay)
-            self._delay = min(self._delay * 2, RECONNECT_MAX)
+                delay = self.backoff.next()
+                log.exception("leadership: failed; trying again in %.1fs", delay)
+            await asyncio.sleep(delay)
 
     async def stop(self) -> None:
         """Step down (awaiting `on_change(False)` first), release the lock, stop contending."""
@@ -111,7 +115,8 @@ class Leadership:
         self._conn = conn
         try:
             await conn.execute(query("leader_listen"))
-            self._delay = RECONNECT_MIN
+            self.backoff.reset()
+            self.connections += 1
             while True:
                 if self.is_leader:
                     # Waiting on the socket, a connection the server ends is noticed at once.

@@ -9,23 +9,18 @@ tasks a second the cost of each record shows in the worker's throughput."""
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 
 from taskqueue.redact import RedactingFilter, secret_register_environment
+from taskqueue.runtime.logjson import JsonFormatter
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 LOG_FORMATS = ("text", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 FORMAT_ENV, LEVEL_ENV = "SIGNOFF_LOG_FORMAT", "SIGNOFF_LOG_LEVEL"
-# The `key=value` pairs of our messages (`claimed task=42 capability=mail`).
-_PAIR = re.compile(r"(?<!\S)([A-Za-z_][A-Za-z0-9_.]*)=(\S+)")
-# Fields of the JSON line a message's pair may not overwrite.
-_FIXED = frozenset({"time", "level", "logger", "message"})
 # HTTP clients and servers that log each request (httpx logs every request's URL, a token in
 # its path included, at INFO; urllib3 its connections at DEBUG): WARNING and up only, at
 # every level the process runs at. A caller adds the loggers of its own libraries.
@@ -53,27 +48,6 @@ class LogFormatter(logging.Formatter):
         return self.default_msec_format % (self._second_text, record.msecs)
 
 
-class JsonFormatter(LogFormatter):
-    """One JSON object a line: the text format's fields (time, level, logger, message) and
-    each `key=value` pair of the message as a field of its own."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        message = record.getMessage()
-        doc: dict[str, object] = {"time": self.formatTime(record), "level": record.levelname,
-                                  "logger": record.name, "message": message}
-        for key, value in _PAIR.findall(message):
-            if key not in _FIXED:
-                doc.setdefault(key, value)
-        # The exception and stack as the redacting filter left them (secrets masked).
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            doc["exception"] = record.exc_text
-        if record.stack_info:
-            doc["stack"] = record.stack_info
-        return json.dumps(doc, ensure_ascii=False)
-
-
 def log_options(log_format: str | None, log_level: str | None, default_level: int,
                 env: Mapping[str, str] | None = None) -> tuple[str, int]:
     """The format and level to log with: the option, else SIGNOFF_LOG_FORMAT /
@@ -90,8 +64,9 @@ def log_options(log_format: str | None, log_level: str | None, default_level: in
 
 def configure_logging(level: int, log_format: str = "text", *, quiet: Iterable[str] = (),
                       errors_only: Iterable[str] = ()) -> None:
-    """Log to stderr in LOG_FORMAT at `level`, unless the root logger has handlers already
-    (then, as with logging.basicConfig, nothing changes).
+    """Log to stderr at `level`, in LOG_FORMAT or (`json`) as JsonFormatter's objects,
+    unless the root logger has handlers already (then, as with logging.basicConfig,
+    nothing changes).
 
     Every line passes the RedactingFilter (the secrets registered with taskqueue.redact
     are masked whatever logger wrote them; the environment's secret-named variables and

@@ -6,15 +6,18 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
+import psycopg
 import pytest
 from telegram import Bot
 
 from bot.telegram.courier import Courier
-from bot.telegram.delivery import TelegramChannel
+from bot.telegram.delivery import RECORD_RETRY_MAX, TelegramChannel
 from bot.telegram.store import CHANNEL, MessageStore, SentMessage
 from taskqueue import NewAttachment, TaskQueue
 from tests.bot.conftest import CHAT, FAST, park
 from tests.bot.fake_telegram import FakeTelegram
+from tests.taskqueue.worker_helpers import set_connections, wait_for
+from tests.timing import limit
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 PDF = b"%PDF-1.4\n" + b"x" * 64
@@ -108,6 +111,42 @@ async def test_a_crash_after_the_ids_were_stored_does_not_send_again(
     row = await delivery(queue, approval.task_id)
     assert row["delivered_at"] is not None and row["receipt"] == {"skipped": True}
     assert held.id
+
+
+async def test_recording_a_sent_message_waits_out_the_database_and_stops_at_success(
+        queue: TaskQueue, dsn: str, ptb_bot: Bot) -> None:
+    channel = sender(queue, ptb_bot)
+    tries = 0
+
+    async def record() -> str:  # a write on a connection of its own, as after a restart
+        nonlocal tries
+        tries += 1
+        async with await psycopg.AsyncConnection.connect(dsn, connect_timeout=5) as conn:
+            await conn.execute("SELECT 1")
+        return "recorded"
+
+    set_connections(dsn, allowed=False)
+    try:
+        recording = asyncio.create_task(channel._durably(record))
+        await wait_for(lambda: _true(tries >= 4), timeout=limit(10))
+        assert not recording.done()  # still trying while the database is away
+        assert channel.record_backoff.attempt >= 3
+    finally:
+        set_connections(dsn, allowed=True)
+    assert await asyncio.wait_for(recording, limit(10)) == "recorded"
+    settled = tries
+    await asyncio.sleep(1)
+    assert tries == settled  # it stopped at the success
+    assert channel.record_backoff.attempt == 0  # and starts afresh at the next outage
+    last = channel.record_backoff.last
+    assert last is not None and 0 <= last <= RECORD_RETRY_MAX
+    # Jittered under the cap however long the outage: never a fixed beat, never past it.
+    draws = [channel.record_backoff.delay(n) for n in range(1, 40)]
+    assert max(draws) <= RECORD_RETRY_MAX and len(set(draws)) == len(draws)
+
+
+async def _true(value: bool) -> bool:
+    return value
 
 
 async def test_flood_control_429_is_honoured(

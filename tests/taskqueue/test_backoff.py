@@ -3,19 +3,40 @@ the same moment do not retry in lockstep; every retry loop uses it."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import inspect
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from taskqueue import TASKS_CHANNEL, ListenerHub
 from taskqueue.runtime import backoff as backoff_module
-from taskqueue.runtime import listener, runner, worker
+from taskqueue.runtime import heartbeat, leadership, listener, runner, worker
 from taskqueue.runtime.backoff import Backoff
 from tests.taskqueue.worker_helpers import terminate_backends, wait_for
 from tests.timing import limit
 
 PARTIES, ATTEMPTS = 20, 8
+ROOT = Path(__file__).resolve().parents[2]
+# Every sleep in the core and the service, by file and argument. A wait that follows an
+# error is drawn from a Backoff; the others are not retries. A new sleep belongs here only
+# once it is one of the two: a retry loop with a fixed sleep is what this list keeps out.
+SLEEPS = Counter({
+    ("taskqueue/runtime/heartbeat.py",
+     "asyncio.sleep(self._retry_in(step) if failing else self.interval)"): 1,  # Backoff
+    ("taskqueue/runtime/leadership.py", "asyncio.sleep(delay)"): 1,  # Backoff
+    ("taskqueue/runtime/listener.py", "asyncio.sleep(delay)"): 1,  # Backoff
+    ("taskqueue/runtime/runner.py", "asyncio.sleep(delay)"): 1,  # Backoff
+    ("bot/telegram/app.py", "asyncio.sleep(backoff.next())"): 2,  # Backoff
+    ("bot/telegram/delivery.py", "asyncio.sleep(delay)"): 1,  # Backoff (_durably)
+    # Not retries after an error:
+    ("taskqueue/store/client.py", "asyncio.sleep(0.01)"): 1,  # a dedupe key's race
+    ("taskqueue/store/embedded.py", "time.sleep(0.2)"): 1,  # our own server's start-up
+    ("bot/scheduler.py", "asyncio.sleep(0)"): 1,  # one turn of the loop
+    ("bot/telegram/delivery.py", "asyncio.sleep(self.lease / 3)"): 1,  # the claim's renewal
+})
 
 
 def _cap(initial: float, cap: float, attempt: int) -> float:
@@ -24,6 +45,7 @@ def _cap(initial: float, cap: float, attempt: int) -> float:
 
 @pytest.mark.parametrize("initial, cap", [(worker.BACKOFF_MIN, worker.BACKOFF_MAX),
                                           (listener.RECONNECT_MIN, listener.RECONNECT_MAX),
+                                          (leadership.RECONNECT_MIN, leadership.RECONNECT_MAX),
                                           (0.2, runner.APPLY_BACKOFF_MAX)])
 def test_the_waits_lie_within_the_doubling_cap(initial: float, cap: float) -> None:
     b = Backoff(initial, cap)
@@ -53,10 +75,21 @@ def test_the_spread_covers_the_range() -> None:
 
 
 def test_no_hand_written_doubling_is_left_in_the_loops() -> None:
-    for module in (worker, runner, listener):
+    for module in (worker, runner, listener, leadership, heartbeat):
         source = inspect.getsource(module)
         assert "* 2" not in source and "Backoff(" in source, module.__name__
     assert "wait_random_exponential" in inspect.getsource(backoff_module)
+
+
+def test_every_sleep_in_the_core_and_the_service_is_a_backoff_or_no_retry() -> None:
+    found: Counter[tuple[str, str]] = Counter()
+    for top in ("taskqueue", "bot"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "sleep"):
+                    found[(path.relative_to(ROOT).as_posix(), ast.unparse(node))] += 1
+    assert found == SLEEPS
 
 
 async def test_hubs_cut_off_together_reconnect_at_different_moments(dsn: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from taskqueue import Heartbeat, LeaseLost, Reaper, Status, TaskQueue
 from tests.taskqueue import handlers_for_tests as h
@@ -62,3 +63,26 @@ async def test_heartbeat_reports_a_lost_lease_once(queue: TaskQueue) -> None:
 
 async def _async(value: bool) -> bool:
     return value
+
+
+async def test_heartbeats_failing_together_retry_at_different_moments(
+        queue: TaskQueue, dsn: str) -> None:
+    tasks = []
+    for _ in range(3):
+        await queue.task_enqueue("demo", {})
+        claimed = await queue.task_claim("demo", "w1", lease=0.6)
+        assert claimed is not None
+        tasks.append(claimed)
+    async with TaskQueue.connect(dsn) as gone:
+        pass  # its pool is closed: every beat on it fails at once, as in an outage
+    beats = [Heartbeat(gone, t, "w1", lease=0.6) for t in tasks]
+    async with contextlib.AsyncExitStack() as stack:
+        for beat in beats:
+            await stack.enter_async_context(beat)
+        await wait_for(lambda: _async(all(b.retry is not None and b.retry.attempt >= 3
+                                           for b in beats)))
+    waits = [b.retry.last for b in beats if b.retry is not None]
+    # Each drew its own wait from [0, the interval]; a fixed retry would be one beat.
+    assert len(waits) == 3 and len(set(waits)) == 3, waits
+    assert all(w is not None and 0 <= w <= beats[0].interval for w in waits), waits
+    assert all(b.lost is None for b in beats)  # the database away is not a lost lease

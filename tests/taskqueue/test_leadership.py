@@ -11,8 +11,9 @@ import psycopg
 import pytest
 
 from taskqueue import LEADER_LOCK_KEY, Leadership
+from taskqueue.runtime.leadership import RECONNECT_MAX, RECONNECT_MIN
 from tests.conftest import ADMIN_DSN
-from tests.taskqueue.worker_helpers import wait_for
+from tests.taskqueue.worker_helpers import terminate_backends, wait_for
 
 
 class Recorder:
@@ -121,6 +122,25 @@ async def test_a_contender_whose_database_is_gone_keeps_trying_and_leads_when_it
         await ok.leadership.stop()
     assert ok.changes == [True, False]
     assert lock_holders(dsn) == []
+
+
+async def test_contenders_cut_off_together_reconnect_after_different_waits_within_the_caps(
+        dsn: str, pair: tuple[Recorder, Recorder]) -> None:
+    a, b = pair
+    await wait_for(lambda: _one_leads(a, b))
+    both = (a.leadership, b.leadership)
+    assert [x.connections for x in both] == [1, 1]
+    assert terminate_backends(dsn) >= 2  # both lock connections at the same moment
+    await wait_for(lambda: _async(all(x.connections >= 2 for x in both)))
+    await wait_for(lambda: _one_leads(a, b))
+    waits = [x.backoff.last for x in both]
+    # Each drew its own wait from [0, RECONNECT_MIN] (the first retry's cap); a fixed
+    # back-off would have had both wait exactly RECONNECT_MIN and come back together.
+    assert all(w is not None and 0 <= w <= RECONNECT_MIN for w in waits), waits
+    assert waits[0] != waits[1], waits
+    assert all(x.backoff.attempt == 0 for x in both)  # reset by the successful reconnect
+    # However long the database stays away, no wait passes RECONNECT_MAX.
+    assert max(a.leadership.backoff.delay(n) for n in range(1, 40)) <= RECONNECT_MAX
 
 
 async def _async(value: bool) -> bool:
