@@ -38,10 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                         logging.DEBUG if args.verbose else logging.INFO)
     except ValueError as exc:
         parser.error(str(exc))
-    # The Bot API client's request lines carry the token in the URL; tornado (the webhook
-    # listener) logs each malformed request (general) and each refused one (access).
-    configure_logging(level, log_format, quiet=("telegram.request", "tornado.general"),
-                      errors_only=("tornado.access",))
+    # The Bot API client's request lines carry the token in the URL. (The webhook listener
+    # is aiohttp without an access log; a malformed request is one rate-limited line.)
+    configure_logging(level, log_format, quiet=("telegram.request",))
     # Our scheduler logs each job and run itself; APScheduler's own INFO lines repeat them.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 

@@ -47,6 +47,7 @@ from taskqueue.maintenance.endpoints import (
 from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
 from taskqueue.maintenance.reminders import Reminders, RemindReport
+from taskqueue.maintenance.requestlog import RequestLog
 from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
 from taskqueue.maintenance.stats import Stats, read_stats
 from taskqueue.redact import (
@@ -205,6 +206,7 @@ __all__ = [
     "Releasing",
     "RemindReport",
     "Reminders",
+    "RequestLog",
     "Signal",
     "SignalConfig",
     "Signals",

@@ -2,9 +2,10 @@
 listener) and the channel's delivery loop.
 
 Only one process may long-poll a bot (Telegram answers a second getUpdates with 409
-Conflict), so with several services on one database the service calls `lead()` on its
-leader and `follow()` on the others: they send from the outbox and serve a webhook, but do
-not poll. A bot the service never calls leads from the start.
+Conflict), and Telegram keeps only the last setWebhook, so with several services on one
+database the service calls `lead()` on its leader and `follow()` on the others: they send
+from the outbox and serve the webhook listener (with the same secret as the leader), but do
+not poll and do not register the webhook. A bot the service never calls leads from the start.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import socket
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ from bot.telegram.digest import NudgeDigest
 from bot.telegram.handlers import bot_commands, register
 from bot.telegram.health import ReportingRequest
 from bot.telegram.settings import TelegramSettings
+from bot.telegram.webhook import WebhookListener, derived_secret
 from taskqueue import (
     UNREACHABLE_AFTER,
     Backoff,
@@ -92,12 +94,14 @@ class TelegramBot:
         self.poll_timeout = poll_timeout
         self.digest_max_items = digest_max_items
         self.reconnect = reconnect
-        # Registered with setWebhook at every start, so a fresh random one is as good as a
-        # configured one unless something else must know it.
-        self.webhook_secret = settings.webhook_secret or secrets.token_urlsafe(32)
+        # Every service's listener must accept what the leader registered: the same
+        # secret on all, derived from the token unless TELEGRAM_WEBHOOK_SECRET sets one.
+        self.webhook_secret = settings.webhook_secret or derived_secret(settings.token or "")
         secret_register(settings.token, self.webhook_secret)
+        self.listener: WebhookListener | None = None
         self.started = asyncio.Event()
-        self.leading = True  # polls; the service says otherwise on a standby
+        self.leading = True  # polls or registers the webhook; a standby does neither
+        self._registered = False  # setWebhook done since this bot last began to lead
         self._polling = asyncio.Lock()  # lead() and follow() take turns
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -138,27 +142,48 @@ class TelegramBot:
 
     async def _receive_updates(self) -> str:
         """Long polling, or the webhook listener when a webhook URL is set; says which."""
-        updater, s = self.application.updater, self.settings
-        assert updater is not None
+        s = self.settings
         if not s.webhook:
             async with self._polling:
                 if not self.leading:
                     return "mode=polling (standby: the leader polls)"
                 await self._start_polling()
             return "mode=polling"
+        await self._listen()
+        mode = (f"mode=webhook url={s.webhook_url} "
+                f"listen={s.webhook_listen}:{s.webhook_port}/{s.url_path}")
+        async with self._polling:
+            if not self.leading:
+                return f"{mode} (standby: the leader registers the webhook)"
+            if not self._registered:
+                await self._register_webhook()
+        return mode
+
+    async def _listen(self) -> None:
+        """Serve the webhook listener (once: a retried connection keeps it); before any
+        setWebhook points Telegram at us."""
+        if self.listener is not None:
+            return
+        s = self.settings
+        listener = WebhookListener(self.application, s.webhook_listen, s.webhook_port,
+                                   s.url_path, self.webhook_secret)
         try:
-            # Before setWebhook points Telegram at us; getaddrinfo may resolve a name.
-            await asyncio.to_thread(check_listen, s.webhook_listen, s.webhook_port)
-            await updater.start_webhook(listen=s.webhook_listen, port=s.webhook_port,
-                                        url_path=s.url_path, webhook_url=s.webhook_url,
-                                        secret_token=self.webhook_secret,
-                                        allowed_updates=ALLOWED_UPDATES)
+            await listener.start()
         except OSError as exc:
             raise ConfigError(f"cannot listen for the Telegram webhook on {s.webhook_listen}:"
                               f"{s.webhook_port} ({exc.strerror or exc}); check "
                               "TELEGRAM_WEBHOOK_LISTEN and TELEGRAM_WEBHOOK_PORT") from None
-        return (f"mode=webhook url={s.webhook_url} "
-                f"listen={s.webhook_listen}:{s.webhook_port}/{s.url_path}")
+        self.listener = listener
+
+    async def _register_webhook(self) -> None:
+        """setWebhook with this service's URL and the shared secret (the leader's job:
+        Telegram posts to the last URL registered)."""
+        url, bot = self.settings.webhook_url, self.application.bot
+        assert url is not None
+        await self.courier.call("setWebhook", lambda: bot.set_webhook(
+            url=url, secret_token=self.webhook_secret, allowed_updates=ALLOWED_UPDATES))
+        self._registered = True
+        log.info("telegram: webhook registered url=%s (this service leads)", url)
 
     async def _start_polling(self) -> None:
         updater = self.application.updater
@@ -170,8 +195,9 @@ class TelegramBot:
                                     error_callback=polling_failed)
 
     async def lead(self) -> None:
-        """Poll for updates (this service became the leader); a webhook is served anyway.
-        While Telegram cannot be reached, try again every `reconnect` seconds."""
+        """Poll for updates, or register the webhook with this service's URL (this service
+        became the leader; the webhook listener serves anyway). While Telegram cannot be
+        reached, try again every `reconnect` seconds."""
         async with self._polling:
             self.leading = True
             if await self._poll_now():
@@ -179,20 +205,30 @@ class TelegramBot:
         self._tasks.append(asyncio.create_task(self._lead_later(), name="signoff-lead"))
 
     async def _poll_now(self) -> bool:
-        """Start polling if this service leads and may poll now; False when Telegram could
-        not be reached (try again later)."""
-        updater = self.application.updater
-        # Before the application runs, the connection (`_receive_updates`) polls.
-        if (not self.leading or not self.application.running or self.settings.webhook
-                or updater is None or updater.running):
+        """Start polling (or register the webhook) if this service leads and may now; False
+        when Telegram could not be reached (try again later)."""
+        # Before the application runs, the connection (`_receive_updates`) does it.
+        if not self.leading or not self.application.running:
             return True
-        try:
-            await self._start_polling()
-        except TelegramError as exc:  # unreachable, or a token revoked meanwhile
-            log.warning("telegram: retrying: cannot start polling (%s); again in %.0fs",
-                        describe(exc), self.reconnect)
+        if self.settings.webhook:  # registered once the listener serves (`_receive_updates`)
+            if self._registered or self.listener is None:
+                return True
+            return await self._try(self._register_webhook, "register the webhook")
+        updater = self.application.updater
+        if updater is None or updater.running:
+            return True
+        if not await self._try(self._start_polling, "start polling"):
             return False
         log.info("telegram: polling for updates (this service leads)")
+        return True
+
+    async def _try(self, start: Callable[[], Awaitable[None]], what: str) -> bool:
+        try:
+            await start()
+        except TelegramError as exc:  # unreachable, or a token revoked meanwhile
+            log.warning("telegram: retrying: cannot %s (%s); again in %.0fs", what,
+                        describe(exc), self.reconnect)
+            return False
         return True
 
     async def _lead_later(self) -> None:
@@ -204,9 +240,11 @@ class TelegramBot:
                     return
 
     async def follow(self) -> None:
-        """Stop polling at once (another service leads, or this one lost its lock)."""
+        """Stop polling at once (another service leads, or this one lost its lock). A
+        webhook stays registered (the new leader registers its own URL) and served."""
         async with self._polling:
             self.leading = False
+            self._registered = False
             updater = self.application.updater
             if updater is not None and updater.running and not self.settings.webhook:
                 await updater.stop()
@@ -235,6 +273,9 @@ class TelegramBot:
         app = self.application
         if app.updater is not None and app.updater.running:
             await app.updater.stop()
+        if self.listener is not None:
+            await self.listener.stop()
+            self.listener = None
         if app.running:
             await app.stop()
         with contextlib.suppress(Exception):
@@ -254,7 +295,7 @@ def polling_failed(exc: TelegramError) -> None:
 
 
 def check_listen(host: str, port: int) -> None:
-    """Raise OSError when the webhook listener could not bind `host:port` (as tornado binds)."""
+    """Raise OSError when the webhook listener could not bind `host:port`."""
     for family, kind, proto, _, address in socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
         with socket.socket(family, kind, proto) as probe:

@@ -34,7 +34,7 @@ class TelegramSettings:
     webhook_listen: str = DEFAULT_WEBHOOK_LISTEN
     webhook_port: int = DEFAULT_WEBHOOK_PORT
     webhook_path: str | None = None  # None: the URL's path, else "telegram"
-    webhook_secret: str | None = None  # None: a random one at each start
+    webhook_secret: str | None = None  # None: derived from the token (webhook.py)
     # [people.NAME] telegram_user_id: the person's name a decision records (bot/people.py).
     people: Mapping[int, str] = field(default_factory=dict, hash=False, compare=False)
 

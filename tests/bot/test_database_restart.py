@@ -1,10 +1,12 @@
-"""Two `python -m bot` services survive a PostgreSQL restart in the middle of a drain with
-approvals parked and messages owed: every task finishes once, every message is sent once,
-one of them leads again, and /healthz fails only while the database is down.
+"""Two `python -m bot` services survive a PostgreSQL restart in the middle of a 1,000-task
+drain with approvals parked and messages owed: every task finishes once, every message is
+sent once, one of them leads again, and /healthz fails only while the database is down.
 
 The server is a private embedded one (never the suite's shared server), restarted with
-`pg_ctl restart -m fast`. The drain is 200 tasks, not the 1,000 of the issue, to keep the
-test within the suite's time on a small machine; the restart lands while it runs.
+`pg_ctl restart -m fast` once the approvals are parked (needs_approval, so they are really
+pending across the restart) and while the drain runs. Each drained task sleeps a little
+(TASK_SLEEP), so the drain outlasts the restart yet the test stays near a minute on a quiet
+2-core machine.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from taskqueue import TaskQueue, migrate
+from taskqueue import NewTask, Status, TaskQueue, migrate
 from tests.bot.fake_telegram import FakeTelegram
 from tests.bot.services import BotService, start_service, stop_all
 from tests.taskqueue.conftest import data_folder  # noqa: F401  (the private server's folder)
@@ -25,7 +27,9 @@ from tests.taskqueue.worker_helpers import done_lines, wait_for
 
 pytestmark = pytest.mark.slow
 
-DRAIN = 200
+DRAIN = 1000
+# Seconds each drained task sleeps: 4 slots in all drain 1,000 tasks in about 15 s of sleep.
+TASK_SLEEP = 0.05
 ASKS = 5
 NOTES = 5
 
@@ -65,6 +69,13 @@ async def _all_succeeded(queue: TaskQueue, ids: list[int]) -> bool:
     return all([(await queue.task_get(i)).status == "succeeded" for i in ids])
 
 
+async def _parked(queue: TaskQueue, ids: list[int]) -> bool:
+    """Every one of `ids` waits for a decision, its approval open."""
+    tasks = [await queue.task_get(i) for i in ids]
+    open_ids = {a.task_id for a in await queue.approval_list_open()}
+    return all(t.status is Status.NEEDS_APPROVAL and t.id in open_ids for t in tasks)
+
+
 def _one_leader(services: tuple[BotService, ...]) -> bool:
     bodies = [s.healthz() for s in services]
     return (all(status == 200 for status, _ in bodies)
@@ -80,14 +91,14 @@ async def test_a_postgres_restart_mid_drain_loses_nothing_and_sends_nothing_twic
     log = tmp_path / "handler.log"
     services: tuple[BotService, ...] = ()
     async with TaskQueue.connect(uri) as queue:
-        ids = [(await queue.task_enqueue("demo", {"log": str(log), "sleep": 0.2, "n": i})).id
-               for i in range(DRAIN)]
+        ids = [e.id for e in await queue.task_enqueue_many("demo", [
+            NewTask({"log": str(log), "sleep": TASK_SLEEP, "n": i}) for i in range(DRAIN)])]
         services = (start_service("a", uri, fake.url, fake.token, tmp_path, concurrency=2),
                     start_service("b", uri, fake.url, fake.token, tmp_path, concurrency=2))
         try:
             await wait_for(lambda: asyncio.to_thread(lambda: len(done_lines(log)) >= 20))
-            for i in range(ASKS):
-                await queue.task_enqueue("asks", {"n": i})
+            asks = [(await queue.task_enqueue("asks", {"n": i})).id for i in range(ASKS)]
+            await wait_for(lambda: _parked(queue, asks))  # approvals really pending
             for i in range(NOTES):
                 await queue.notification_send("Restart", f"owed note {i}")
             await asyncio.to_thread(_pg_ctl, data_folder, "restart")

@@ -37,7 +37,7 @@ async def webhook_garbage(port: int, count: int) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(WEBHOOK_GARBAGE[i % len(WEBHOOK_GARBAGE)])
         await writer.drain()
-        # tornado may wait for the rest of a request it finds short: close it ourselves
+        # the server may wait for the rest of a request it finds short: close it ourselves
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(reader.read(4096), 2)
         writer.close()

@@ -1,6 +1,7 @@
 """What leadership changes inside one process: the Telegram poller follows and leads, the
-scheduler skips the leader's entries on a standby, and two in-process services show their
-roles on /healthz and /metrics and hand over on stop."""
+scheduler skips the leader's entries on a standby, two in-process services show their
+roles on /healthz and /metrics and hand over on stop, and in webhook mode only the leader
+registers the webhook while both serve it."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.scheduler import ServiceScheduler
 from bot.service import Service
+from bot.telegram.app import TelegramBot
 from bot.telegram.settings import TelegramSettings
+from bot.telegram.webhook import derived_secret
 from taskqueue import Config, TaskQueue, load_config
 from tests.bot.conftest import ALICE, CHAT, make_bot
 from tests.bot.fake_telegram import FakeTelegram
 from tests.bot.test_observe import get, samples, value
 from tests.bot.test_service import CONFIG
+from tests.bot.test_telegram_webhook import help_update, hook, post
 from tests.taskqueue.worker_helpers import wait_for
 
 
@@ -137,3 +141,37 @@ async def test_two_services_show_their_roles_and_the_standby_leads_after_a_stop(
 
 def _role_is(first: Service, second: Service) -> bool:
     return first.is_leader() and not second.is_leader()
+
+
+async def test_two_webhook_services_register_once_and_the_standby_registers_on_takeover(
+        dsn: str, tmp_path: Path, settings: TelegramSettings, fake: FakeTelegram) -> None:
+    path = tmp_path / "signoff.toml"
+    path.write_text(CONFIG)
+
+    def service(client: str) -> Service:
+        hooked = hook(settings, fake, client)
+        return Service(load_config(path, env={}), dsn=dsn,
+                       telegram=lambda svc: make_bot(hooked, svc.queue))
+
+    first, second = service("a"), service("b")
+    await first.start()
+    try:
+        await wait_for(lambda: _async(first.is_leader()))
+        await second.start()
+        try:
+            await wait_for(lambda: _async(_role_is(first, second)))
+            await asyncio.sleep(1.5)  # a standby's lead() would have registered by now
+            assert [c.client for c in fake.calls_to("setWebhook")] == ["a"]
+            secret = derived_secret(fake.token)
+            for part in (first.telegram, second.telegram):  # both serve the shared secret
+                assert isinstance(part, TelegramBot)
+                assert await post(part, help_update(fake), secret) == 200
+            await first.stop()
+            await wait_for(lambda: _async(len(fake.calls_to("setWebhook")) == 2))
+            assert [c.client for c in fake.calls_to("setWebhook")] == ["a", "b"]
+            assert fake.webhook is not None and fake.webhook.secret_token == secret
+            assert fake.webhook.url == "https://b.example.com/hook"
+        finally:
+            await second.stop()
+    finally:
+        await first.stop()

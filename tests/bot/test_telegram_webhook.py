@@ -1,10 +1,12 @@
-"""Webhook mode: setWebhook with the URL and secret, posted updates handled, bad ones refused."""
+"""Webhook mode: setWebhook with the URL and secret (by the leader only), posted updates
+handled by every bot that shares the secret, bad ones refused."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
+import re
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +18,8 @@ import pytest
 from bot.telegram.app import TelegramBot
 from bot.telegram.config import from_config, load
 from bot.telegram.settings import TelegramSettings
-from taskqueue import ConfigError, Decision, Status, TaskQueue, load_config
+from bot.telegram.webhook import derived_secret
+from taskqueue import ConfigError, Decision, Status, TaskQueue, load_config, redact
 from tests.bot.conftest import ALICE, CHAT, button, make_bot, park, sent_row
 from tests.bot.fake_telegram import FakeTelegram, Webhook
 
@@ -47,7 +50,7 @@ async def hookbot(hook_settings: TelegramSettings, queue: TaskQueue
     await bot.stop()
 
 
-async def post(bot: TelegramBot, update: dict[str, Any], secret: str | None) -> int:
+async def post(bot: TelegramBot, update: Any, secret: str | None) -> int:
     """POST an update to the bot's webhook listener as Telegram would; the HTTP status."""
     s = bot.settings
     headers = {"X-Telegram-Bot-Api-Secret-Token": secret} if secret is not None else {}
@@ -101,24 +104,86 @@ async def test_a_post_with_a_wrong_or_no_secret_is_refused_and_decides_nothing(
     task_id, update = await _tap_update(fake, queue)
     assert await post(hookbot, update, "not-the-secret") == 403
     assert await post(hookbot, update, None) == 403
+    # The secret, but not an update: refused, nothing handled.
+    for garbage in ([update], {}, {"update_id": "x"}, {"update_id": 1, "message": "x"}, "{"):
+        assert await post(hookbot, garbage, SECRET) == 400
     await asyncio.sleep(0.3)
     assert (await queue.task_get(task_id)).status is Status.NEEDS_APPROVAL
     assert not fake.calls_to("answerCallbackQuery", ok=False)
     assert len(fake.sent_with_buttons()) == 1
 
 
-async def test_without_a_configured_secret_each_start_registers_a_random_one(
-        fake: FakeTelegram, hook_settings: TelegramSettings, queue: TaskQueue) -> None:
+async def test_without_a_configured_secret_every_bot_derives_the_same_one_from_the_token(
+        fake: FakeTelegram, hook_settings: TelegramSettings, queue: TaskQueue,
+        caplog: pytest.LogCaptureFixture) -> None:
     settings = dataclasses.replace(hook_settings, webhook_secret=None)
     other = make_bot(settings, queue)
     bot = make_bot(settings, queue)
-    await bot.start()
+    with caplog.at_level(logging.DEBUG):
+        await bot.start()
     try:
         assert fake.webhook is not None and fake.webhook.secret_token == bot.webhook_secret
-        assert len(bot.webhook_secret) >= 32 and bot.webhook_secret != other.webhook_secret
+        assert bot.webhook_secret == other.webhook_secret == derived_secret(fake.token)
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,256}", bot.webhook_secret)  # Telegram's rule
+        assert derived_secret("654321:OTHER-TOKEN") != bot.webhook_secret
+        ours = [r.getMessage() for r in caplog.records if r.name.startswith("signoff")]
+        assert ours and not [line for line in ours if bot.webhook_secret in line]
+        # Registered with the log's RedactingFilter, which masks PTB's debug lines too.
+        assert bot.webhook_secret not in redact(f"secret_token={bot.webhook_secret}")
     finally:
         await bot.stop()
         await other.stop()
+
+
+def hook(settings: TelegramSettings, fake: FakeTelegram, client: str) -> TelegramSettings:
+    """Webhook settings of a service called `client` (its calls are told apart by the
+    fake), its own URL and port, no configured secret."""
+    return dataclasses.replace(settings, api_base_url=f"{fake.url}/{client}",
+                               webhook_url=f"https://{client}.example.com/hook",
+                               webhook_port=free_port(), webhook_secret=None)
+
+
+def help_update(fake: FakeTelegram) -> dict[str, Any]:
+    """A /help command from Alice, as Telegram would post it."""
+    return fake.update({"message": {
+        "message_id": 1, "date": 0, "chat": {"id": CHAT, "type": "supergroup"},
+        "from": ALICE, "text": "/help",
+        "entities": [{"type": "bot_command", "offset": 0, "length": 5}]}})
+
+
+def answered(fake: FakeTelegram, client: str) -> int:
+    return len([c for c in fake.calls_to("sendMessage") if c.client == client])
+
+
+async def test_two_webhook_bots_share_the_secret_and_only_the_leader_registers(
+        fake: FakeTelegram, settings: TelegramSettings, queue: TaskQueue) -> None:
+    leader, standby = (make_bot(hook(settings, fake, c), queue) for c in ("a", "b"))
+    await standby.follow()  # as the service does before start
+    await leader.start()
+    await standby.start()
+    try:
+        [registered] = fake.calls_to("setWebhook")
+        assert registered.client == "a"
+        secret = derived_secret(fake.token)
+        assert fake.webhook == Webhook("https://a.example.com/hook", secret,
+                                       ["message", "callback_query"])
+        for bot in (leader, standby):  # a proxy may route a post to either
+            assert await post(bot, help_update(fake), secret) == 200
+            assert await post(bot, help_update(fake), "not-the-secret") == 403
+        await fake.wait_for(lambda: answered(fake, "a") and answered(fake, "b"))
+        await asyncio.sleep(0.3)
+        assert (answered(fake, "a"), answered(fake, "b")) == (1, 1)
+
+        await leader.follow()  # the leader's lock moved: the standby registers its URL
+        await standby.lead()
+        assert [c.client for c in fake.calls_to("setWebhook")] == ["a", "b"]
+        assert fake.webhook == Webhook("https://b.example.com/hook", secret,
+                                       ["message", "callback_query"])
+        assert await post(leader, help_update(fake), secret) == 200  # still served
+        await fake.wait_for(lambda: answered(fake, "a") == 2)
+    finally:
+        await leader.stop()
+        await standby.stop()
 
 
 async def test_a_port_in_use_fails_fast_naming_the_settings_before_setwebhook(
