@@ -14,7 +14,7 @@ from taskqueue.store.analytics import DecisionStats
 
 # The longest window `--since` takes: ten years (older decisions are pruned long before).
 MAX_SINCE_DAYS = 3650
-_COLUMNS = ("requests", "approved", "revised", "skipped", "expired")
+_COLUMNS = ("requests", "approved", "revised", "skipped", "expired", "reminded", "escalated")
 
 
 def since_days(text: str | None) -> float | None:
@@ -52,19 +52,24 @@ def _label(row: DecisionStats) -> str:
     return "all"
 
 
+def _wide(column: str) -> int:
+    return max(len(column), 8)
+
+
 def print_decisions(rows: list[DecisionStats], since: float | None) -> None:
     """One table: capabilities, then people, then the total."""
     window = f"the last {since:g} days" if since is not None else "all recorded history"
-    print(f"decisions in {window} (times: question to decision)")
+    print(f"decisions in {window} (times: question to decision; a person's: question to "
+          "their own answer)")
     width = max([len(_label(r)) for r in rows] + [10])
-    head = " ".join(f"{c:>8}" for c in _COLUMNS)
+    head = " ".join(f"{c:>{_wide(c)}}" for c in _COLUMNS)
     print(f"{'':<{width}} {head} {'p50':>7} {'p90':>7} {'max':>7}")
     previous = ""
     for row in rows:
         if row.scope == "person" and previous != "person":
             print("people:")
         previous = row.scope
-        counts = " ".join(f"{'-' if getattr(row, c) is None else getattr(row, c):>8}"
+        counts = " ".join(f"{'-' if getattr(row, c) is None else getattr(row, c):>{_wide(c)}}"
                           for c in _COLUMNS)
         print(f"{_label(row):<{width}} {counts} {duration(row.p50_seconds):>7} "
               f"{duration(row.p90_seconds):>7} {duration(row.max_seconds):>7}")

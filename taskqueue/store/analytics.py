@@ -16,7 +16,9 @@ __all__ = ["AnalyticsMixin", "DecisionStats"]
 @dataclass(frozen=True)
 class DecisionStats:
     """One row of `decision_stats`: `scope` is "capability" (`capability` set), "person"
-    (`person` set; `requests` and `expired` None: they are no one's) or "total"."""
+    (`person` set; `requests`, `expired`, `reminded` and `escalated` None: they are no
+    one's) or "total". A person's `approved` counts each of their approves (every person of
+    a four-eyes approve), its times run from the request to their own answer."""
 
     scope: str
     capability: str | None
@@ -29,6 +31,9 @@ class DecisionStats:
     p50_seconds: float | None
     p90_seconds: float | None
     max_seconds: float | None
+    # Reminders and escalations sent (their events) in the window; None on a person's row.
+    reminded: int | None = None
+    escalated: int | None = None
 
     @property
     def decided(self) -> int:
@@ -40,7 +45,8 @@ class DecisionStats:
                 "requests": self.requests, "approved": self.approved,
                 "revised": self.revised, "skipped": self.skipped, "expired": self.expired,
                 "decided": self.decided, "p50_seconds": self.p50_seconds,
-                "p90_seconds": self.p90_seconds, "max_seconds": self.max_seconds}
+                "p90_seconds": self.p90_seconds, "max_seconds": self.max_seconds,
+                "reminded": self.reminded, "escalated": self.escalated}
 
 
 def _row(r: dict[str, Any]) -> DecisionStats:
@@ -54,7 +60,8 @@ def _row(r: dict[str, Any]) -> DecisionStats:
         scope=r["scope"], capability=r["capability"], person=r["person"],
         requests=count("requests"), approved=int(r["approved"]), revised=int(r["revised"]),
         skipped=int(r["skipped"]), expired=count("expired"), p50_seconds=secs("p50_seconds"),
-        p90_seconds=secs("p90_seconds"), max_seconds=secs("max_seconds"))
+        p90_seconds=secs("p90_seconds"), max_seconds=secs("max_seconds"),
+        reminded=count("reminded"), escalated=count("escalated"))
 
 
 class AnalyticsMixin(QueueBase):
@@ -63,8 +70,9 @@ class AnalyticsMixin(QueueBase):
     async def decision_stats(self, *, since: datetime | None = None,
                              until: datetime | None = None,
                              capability: str | None = None) -> list[DecisionStats]:
-        """Requests, decisions, expiries and the time to decide (p50, p90, max) in
-        [since, until): capability rows, then person rows, then the total (always one)."""
+        """Requests, decisions, expiries, reminders, escalations and the time to decide
+        (p50, p90, max) in [since, until): capability rows, then person rows (each person's
+        own answers), then the total (always one)."""
         if capability is not None:
             check_capability(capability)
         params = {"since": since, "until": until, "capability": capability}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from taskqueue.errors import AttachmentTooLarge, BadInput
@@ -67,7 +68,10 @@ def _claimed_approval(row: Row) -> Approval | None:
         return None
     fields = {k[3:]: v for k, v in row.items() if k.startswith("ap_")}
     files = [attachment_from_row(f) for f in row["ap_files"] or ()]
-    return approval_from_row(fields | {"task_id": row["id"]}, files)
+    # The votes arrive as JSON (one column per claimed row): their times as ISO text.
+    votes = [v | {"decided_at": datetime.fromisoformat(v["decided_at"])}
+             for v in row.get("ap_votes") or ()]
+    return approval_from_row(fields | {"task_id": row["id"]}, files, votes)
 
 
 def approval_from_row(row: Row, attachments: Iterable[Attachment] = (),

@@ -11,7 +11,8 @@ from tests.taskqueue.decision_history import HISTORY, seed_history
 from .cli_helpers import ERROR, USAGE, Cli
 
 ROW_KEYS = {"scope", "capability", "person", "requests", "approved", "revised", "skipped",
-            "expired", "decided", "p50_seconds", "p90_seconds", "max_seconds"}
+            "expired", "decided", "p50_seconds", "p90_seconds", "max_seconds", "reminded",
+            "escalated"}
 
 
 @pytest.fixture
@@ -32,6 +33,8 @@ def test_json_per_capability_and_person_over_the_last_30_days(cli: Cli) -> None:
     assert (deploy["p50_seconds"], deploy["p90_seconds"], deploy["max_seconds"]) == (
         120, 480, 600)
     assert rows["person", "bob"]["requests"] is None and rows["person", "bob"]["expired"] is None
+    assert (rows["person", "bob"]["reminded"], rows["person", "bob"]["escalated"]) == (None, None)
+    assert (deploy["reminded"], deploy["escalated"]) == (0, 0)
     assert ("person", "carol") not in rows  # decided 40 days ago
     assert rows["total", None]["requests"] == 11
 
@@ -39,15 +42,21 @@ def test_json_per_capability_and_person_over_the_last_30_days(cli: Cli) -> None:
 def test_the_table_escapes_names_from_the_database(cli: Cli) -> None:
     out = cli.fast.ok("stats", "--decisions")
     lines = out.splitlines()
-    assert lines[0] == "decisions in all recorded history (times: question to decision)"
+    assert lines[0] == ("decisions in all recorded history (times: question to decision; "
+                        "a person's: question to their own answer)")
+    assert lines[1].split() == ["requests", "approved", "revised", "skipped", "expired",
+                                "reminded", "escalated", "p50", "p90", "max"]
     assert "\x1b" not in out and "\u202e" not in out
     [eve] = [line for line in lines if "eve" in line]
     assert eve.split()[0] == "eve\\x1b[31m\\u202e" and eve.split()[2] == "1"
     [deploy] = [line for line in lines if line.startswith("deploy")]
-    # requests approved revised skipped expired p50 p90 max: p50 210 s, p90 5299.5 s,
-    # max 9999 s (2.78 h).
-    assert deploy.split() == ["deploy", "9", "4", "1", "1", "2", "4m", "88m", "2.8h"]
-    assert "people:" in lines and lines[-1].split()[:6] == ["all", "13", "7", "1", "1", "3"]
+    # requests approved revised skipped expired reminded escalated p50 p90 max: p50 210 s,
+    # p90 5299.5 s, max 9999 s (2.78 h).
+    assert deploy.split() == ["deploy", "9", "4", "1", "1", "2", "0", "0", "4m", "88m", "2.8h"]
+    assert "people:" in lines and lines[-1].split()[:8] == ["all", "13", "7", "1", "1", "3",
+                                                            "0", "0"]
+    [bob] = [line for line in lines if line.split()[0] == "bob"]
+    assert bob.split()[:8] == ["bob", "-", "0", "1", "1", "-", "-", "-"]
 
 
 def test_a_capability_narrows_the_report(cli: Cli) -> None:

@@ -15,6 +15,7 @@ from taskqueue import (
     Decision,
     Gate,
     GatedAction,
+    NewAttachment,
     NotAnApprover,
     NotApproved,
     Reaper,
@@ -24,7 +25,7 @@ from taskqueue import (
     TaskQueue,
 )
 
-from .factories import CAP, backdate, claimed, in_threads, parked, sql, value
+from .factories import CAP, PNG, backdate, claimed, enqueue, in_threads, parked, sql, value
 
 
 async def _events(queue: TaskQueue, task_id: int, kind: str) -> list[Any]:
@@ -302,3 +303,45 @@ def test_concurrent_runs_remind_exactly_once(dsn: str) -> None:
         return int(await value(q, "SELECT count(*) FROM task_events WHERE kind = 'reminded'"))
 
     assert in_threads(1, dsn, count) == [1]
+
+
+async def test_a_task_claimed_after_two_approves_carries_them(queue: TaskQueue) -> None:
+    _, approval = await parked(queue, required_approvals=2,
+                               attachments=[NewAttachment("shot.png", PNG)])
+    await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
+    await queue.approval_decide(approval.id, Decision.APPROVED, "bob")
+    again = await queue.task_claim(CAP, "w2")
+    assert again is not None and again.approval is not None
+    assert again.approval.required == 2
+    assert [(v.by, v.counted) for v in again.approval.approvals] == [("alice", True),
+                                                                     ("bob", True)]
+    # The claim path and approval_get read the same approval, field for field.
+    assert again.approval == await queue.approval_get(approval.id)
+    assert again.approval.to_json() == (await queue.approval_get(approval.id)).to_json()
+
+
+async def test_a_task_claimed_back_after_a_partial_approve_shows_its_progress(
+        queue: TaskQueue) -> None:
+    task, approval = await parked(queue, required_approvals=2,
+                                  request={"requested_by": "carol"})
+    await queue.approval_decide(approval.id, Decision.APPROVED, "carol")  # not counted
+    await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
+    await queue.task_cancel(task.id)
+    await queue.task_retry(task.id)
+    [again] = await queue.task_claim_many(CAP, "w2", 5)
+    assert again.approval is not None and again.approval.is_open
+    assert (again.approval.required, again.approval.approved_count) == (2, 1)
+    assert again.approval.progress() == (
+        "Approved by alice (1 of 2); carol asked for it, so their approve does not count: "
+        "waiting for a second person")
+    assert again.approval == await queue.approval_get(approval.id)
+
+
+async def test_a_claimed_approval_without_approves_is_unchanged(queue: TaskQueue) -> None:
+    _, one = await parked(queue)
+    await enqueue(queue)  # never parked: no approval at all
+    await queue.approval_decide(one.id, Decision.REVISED, "alice", note="again")
+    [revised, fresh] = await queue.task_claim_many(CAP, "w2", 5)
+    assert revised.approval == await queue.approval_get(one.id)
+    assert revised.approval is not None and revised.approval.required == 1
+    assert revised.approval.approvals == () and fresh.approval is None

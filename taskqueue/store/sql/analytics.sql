@@ -3,58 +3,99 @@
 -- query has its name (taskqueue/store/analytics.py, and metrics_read for the metrics_*).
 
 -- name: decision_stats
--- Per capability, per person and in total, over a window [since, until) (NULL: unbounded):
--- `requests` are approvals asked in the window; approved/revised/skipped/expired are
--- approvals settled in the window. The time to decide is decided_at - created_at of the
--- approved, revised and skipped ones (an expiry is nobody's decision). Percentiles are
--- percentile_cont: the linear interpolation between the two nearest times, the convention
--- of a hand-computed median (the mean of the middle two of an even count) and of
--- numpy/Prometheus-style quantiles; percentile_disc would report the lower of the two and
+-- Per capability, per person and in total, over a window [since, until) (NULL: unbounded).
+-- The capability and total rows count requests: `requests` are approvals asked in the
+-- window; approved/revised/skipped/expired are approvals settled in the window, and their
+-- time to decide is decided_at - created_at of the approved, revised and skipped ones (an
+-- expiry is nobody's decision); reminded/escalated are the reminders and escalations sent
+-- in the window (their task events, taskqueue/maintenance/reminders.py).
+-- A person's row counts that person's answers: one approve per vote in approval_votes (every
+-- person of a four-eyes approve, each timed from the request to their own vote; also one
+-- not counted toward `required` and one on a request later skipped or still open), plus the
+-- revises and skips decided in their name. An approve older than the votes table (decided_by
+-- without a vote) is decided_by's. Requests, expiries, reminders and escalations belong to
+-- no person, so a person's row reports them as NULL.
+-- Percentiles are percentile_cont: the linear interpolation between the two nearest times,
+-- the convention of a hand-computed median (the mean of the middle two of an even count) and
+-- of numpy/Prometheus-style quantiles; percentile_disc would report the lower of the two and
 -- jump as single rows arrive. They are rounded to the millisecond, so the float
 -- arithmetic's last digit (420.0000000000001) never shows and a hand-computed figure
--- matches exactly. A person's row counts the decisions recorded in their name
--- (decided_by) across the capabilities in scope; requests and expiries belong to no
--- person, so a person's row reports them as NULL.
-WITH scope AS (
-    SELECT a.created_at, a.decided_at, a.decision, a.decided_by, t.capability
+-- matches exactly.
+WITH bounds AS (
+    SELECT COALESCE(%(since)s::timestamptz, '-infinity') AS lo,
+           COALESCE(%(until)s::timestamptz, 'infinity') AS hi
+),
+scope AS (
+    SELECT a.id, a.task_id, a.created_at, a.decided_at, a.decision, a.decided_by,
+           a.reminded_at, a.escalated_at, t.capability,
+           EXTRACT(EPOCH FROM a.decided_at - a.created_at)::float8 AS seconds
     FROM approvals a JOIN tasks t ON t.id = a.task_id
     WHERE (%(capability)s::text IS NULL OR t.capability = %(capability)s::text)
 ),
-facts AS (
-    SELECT capability, NULL::text AS person, 'asked' AS kind, NULL::float8 AS seconds
-    FROM scope
-    WHERE created_at >= COALESCE(%(since)s::timestamptz, '-infinity')
-      AND created_at < COALESCE(%(until)s::timestamptz, 'infinity')
+requests AS (
+    SELECT capability, 'asked' AS kind, NULL::float8 AS seconds
+    FROM scope, bounds WHERE created_at >= lo AND created_at < hi
     UNION ALL
-    SELECT capability,
-           CASE WHEN decision <> 'expired' THEN decided_by END,
-           decision,
-           CASE WHEN decision <> 'expired'
-                THEN EXTRACT(EPOCH FROM decided_at - created_at)::float8 END
-    FROM scope
-    WHERE decided_at >= COALESCE(%(since)s::timestamptz, '-infinity')
-      AND decided_at < COALESCE(%(until)s::timestamptz, 'infinity')
+    SELECT capability, decision, CASE WHEN decision <> 'expired' THEN seconds END
+    FROM scope, bounds WHERE decided_at >= lo AND decided_at < hi
+    UNION ALL
+    -- The marks on the approval narrow the events read to the few reminded or escalated
+    -- requests' (task_events has no index on kind; it has one on task_id).
+    SELECT s.capability, e.kind, NULL
+    FROM scope s JOIN task_events e ON e.task_id = s.task_id, bounds
+    WHERE (s.reminded_at IS NOT NULL OR s.escalated_at IS NOT NULL)
+      AND e.kind IN ('reminded', 'escalated') AND e.detail->>'approval_id' = s.id::text
+      AND e.at >= lo AND e.at < hi
+),
+answers AS (
+    SELECT v.person, 'approved' AS kind,
+           EXTRACT(EPOCH FROM v.decided_at - s.created_at)::float8 AS seconds
+    FROM scope s JOIN approval_votes v ON v.approval_id = s.id, bounds
+    WHERE v.decided_at >= lo AND v.decided_at < hi
+    UNION ALL
+    SELECT s.decided_by, s.decision, s.seconds
+    FROM scope s, bounds
+    WHERE s.decided_by IS NOT NULL AND s.decided_at >= lo AND s.decided_at < hi
+      AND (s.decision IN ('revised', 'skipped')
+           OR (s.decision = 'approved' AND NOT EXISTS (
+                   SELECT 1 FROM approval_votes v
+                   WHERE v.approval_id = s.id AND v.person = s.decided_by)))
+),
+counted AS (
+    SELECT CASE GROUPING(capability) WHEN 0 THEN 'capability' ELSE 'total' END AS scope,
+           capability, NULL::text AS person,
+           count(*) FILTER (WHERE kind = 'asked') AS requests,
+           count(*) FILTER (WHERE kind = 'approved') AS approved,
+           count(*) FILTER (WHERE kind = 'revised') AS revised,
+           count(*) FILTER (WHERE kind = 'skipped') AS skipped,
+           count(*) FILTER (WHERE kind = 'expired') AS expired,
+           count(*) FILTER (WHERE kind = 'reminded') AS reminded,
+           count(*) FILTER (WHERE kind = 'escalated') AS escalated,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS p50,
+           percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds) AS p90,
+           max(seconds) AS top
+    FROM requests
+    -- The () set makes the total row, one also when nothing happened.
+    GROUP BY GROUPING SETS ((capability), ())
+    UNION ALL
+    SELECT 'person', NULL, person, NULL,
+           count(*) FILTER (WHERE kind = 'approved'),
+           count(*) FILTER (WHERE kind = 'revised'),
+           count(*) FILTER (WHERE kind = 'skipped'),
+           NULL, NULL, NULL,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds),
+           percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds),
+           max(seconds)
+    FROM answers GROUP BY person
 )
-SELECT CASE GROUPING(capability, person) WHEN 1 THEN 'capability' WHEN 2 THEN 'person'
-                                         ELSE 'total' END AS scope,
-       capability, person,
-       CASE WHEN GROUPING(person) = 0 THEN NULL
-            ELSE count(*) FILTER (WHERE kind = 'asked') END AS requests,
-       count(*) FILTER (WHERE kind = 'approved') AS approved,
-       count(*) FILTER (WHERE kind = 'revised') AS revised,
-       count(*) FILTER (WHERE kind = 'skipped') AS skipped,
-       CASE WHEN GROUPING(person) = 0 THEN NULL
-            ELSE count(*) FILTER (WHERE kind = 'expired') END AS expired,
-       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::numeric, 3)::float8
-           AS p50_seconds,
-       round(percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds)::numeric, 3)::float8
-           AS p90_seconds,
-       round(max(seconds)::numeric, 3)::float8 AS max_seconds
-FROM facts
-GROUP BY GROUPING SETS ((capability), (person), ())
--- The person set's NULL group holds the requests and expiries: no one's row.
-HAVING GROUPING(person) = 1 OR person IS NOT NULL
-ORDER BY GROUPING(capability, person), capability, person;
+SELECT scope, capability, person, requests, approved, revised, skipped, expired,
+       reminded, escalated,
+       round(p50::numeric, 3)::float8 AS p50_seconds,
+       round(p90::numeric, 3)::float8 AS p90_seconds,
+       round(top::numeric, 3)::float8 AS max_seconds
+FROM counted
+ORDER BY CASE scope WHEN 'capability' THEN 0 WHEN 'person' THEN 1 ELSE 2 END,
+         capability, person;
 
 -- name: metrics_decision_seconds
 -- Cumulative bucket counts of the time to decide, per capability and decision, over every

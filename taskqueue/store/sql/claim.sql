@@ -7,7 +7,9 @@
 -- name: task_claim
 -- Up to n claimable tasks in one statement (see signoff_claim in migration 0005): each task's
 -- columns, the status it was claimed from, and its latest approval as ap_* with that
--- approval's attachment metadata, in claim order. No row: nothing to claim.
+-- approval's attachment metadata and its approves (ap_votes, oldest first, as
+-- approval_votes_many reads them: a task claimed back after a four-eyes approve carries the
+-- same `required` and approves as approval_get), in claim order. No row: nothing to claim.
 SELECT (c.claimed_task).*, c.claimed_from AS old_status,
        (c.latest_approval).id AS ap_id, (c.latest_approval).question AS ap_question,
        (c.latest_approval).request AS ap_request,
@@ -17,5 +19,13 @@ SELECT (c.claimed_task).*, c.claimed_from AS old_status,
        (c.latest_approval).decided_by AS ap_decided_by,
        (c.latest_approval).decided_at AS ap_decided_at,
        (c.latest_approval).note AS ap_note,
-       c.latest_files AS ap_files
+       (c.latest_approval).required AS ap_required,
+       (c.latest_approval).escalated_at AS ap_escalated_at,
+       c.latest_files AS ap_files,
+       -- The primary key's index (approval_id, person) finds them; none without an approval.
+       (SELECT jsonb_agg(jsonb_build_object('person', v.person, 'decided_at', v.decided_at,
+                                            'counts', v.counts)
+                         ORDER BY v.decided_at, v.person)
+        FROM approval_votes v
+        WHERE v.approval_id = (c.latest_approval).id) AS ap_votes
 FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s) c;
