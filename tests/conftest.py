@@ -75,7 +75,10 @@ class _ClonePool:
     def give_back(self, name: str) -> None:
         self.drops.put(name)
 
-    def close(self) -> None:
+    def finish(self) -> None:
+        """Stop making clones and hand the unused ones to the droppers, without waiting for
+        them: the last test's teardown (bounded by pytest-timeout) must not wait out a
+        backlog of drops; `pytest_sessionfinish` does."""
         self.creates.put(False)
         self.creator.join(timeout=120)
         while not self.ready.empty():
@@ -84,8 +87,21 @@ class _ClonePool:
                 self.drops.put(got)
         for _ in self.droppers:
             self.drops.put(None)
+        _FINISHING.append(self)
+
+    def wait(self) -> None:
         for t in self.droppers:
-            t.join(timeout=300)
+            t.join(timeout=600)
+
+
+# Clone pools whose drops are still running when the session's fixtures are torn down.
+_FINISHING: list[_ClonePool] = []
+
+
+def pytest_sessionfinish() -> None:
+    """Every used database is dropped before pytest exits (the droppers are daemons)."""
+    while _FINISHING:
+        _FINISHING.pop().wait()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -118,7 +134,7 @@ def template_db() -> Iterator[str]:
 def _clones(template_db: str) -> Iterator[_ClonePool]:
     pool = _ClonePool(template_db)
     yield pool
-    pool.close()
+    pool.finish()
 
 
 @pytest.fixture

@@ -175,6 +175,10 @@ class TelegramChannel:
         # The process's shared LISTEN connection (the service's worker pools use it too).
         listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.wake)
         try:
+            # The first pass reads the outbox once LISTEN holds (or a poll later, when the
+            # database is away): a row added before that would otherwise wait a whole poll.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(listening.connected.wait(), self.poll)
             while True:
                 wait = self.poll
                 try:

@@ -57,6 +57,9 @@ class WebChannel:
         assert isinstance(dsn, str)
         listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.heard)
         try:
+            # As the Telegram sender: the first pass once LISTEN holds, so nothing waits a poll.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(listening.connected.wait(), self.poll)
             while True:
                 try:
                     await self.run_once()

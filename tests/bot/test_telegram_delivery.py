@@ -11,9 +11,9 @@ import pytest
 from telegram import Bot
 
 from bot.telegram.courier import Courier
-from bot.telegram.delivery import RECORD_RETRY_MAX, TelegramChannel
+from bot.telegram.delivery import RECORD_RETRY_MAX, DeliveryReport, TelegramChannel
 from bot.telegram.store import CHANNEL, MessageStore, SentMessage
-from taskqueue import NewAttachment, TaskQueue
+from taskqueue import ListenerHub, NewAttachment, TaskQueue
 from tests.bot.conftest import CHAT, FAST, park
 from tests.bot.fake_telegram import FakeTelegram
 from tests.taskqueue.worker_helpers import set_connections, wait_for
@@ -246,3 +246,39 @@ async def test_a_failure_gives_the_untried_rows_of_the_batch_back_without_an_att
     await asyncio.sleep(0.6)  # past every row's backoff: none is left claimed by the failure
     assert len(await queue.notification_claim(CHANNEL, "another")) == 3
     assert len(fake.calls_to("sendMessage", ok=False)) == FAST.attempts
+
+
+async def test_a_request_parked_before_listen_holds_goes_out_without_waiting_a_poll(
+        queue: TaskQueue, ptb_bot: Bot, fake: FakeTelegram,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sender's first pass reads the outbox only once its LISTEN holds: a request parked
+    while the listener was still connecting (its NOTIFY heard by nobody) went out only at the
+    next poll before."""
+    original = ListenerHub._sync
+
+    async def slow_listen(hub: ListenerHub, conn: psycopg.AsyncConnection) -> None:
+        await asyncio.sleep(3)  # a busy machine's slow connection
+        await original(hub, conn)
+
+    monkeypatch.setattr(ListenerHub, "_sync", slow_listen)
+    channel = TelegramChannel(queue, Courier(ptb_bot, FAST), CHAT, poll=600)
+    first_pass = asyncio.Event()
+    run_once = channel.run_once
+
+    async def noted() -> DeliveryReport:
+        try:
+            return await run_once()
+        finally:
+            first_pass.set()
+
+    monkeypatch.setattr(channel, "run_once", noted)
+    running = asyncio.create_task(channel.run())
+    try:
+        await asyncio.wait_for(first_pass.wait(), limit(None))
+        await park(queue)
+        # Seconds on a busy machine; the poll it waited for before is ten minutes.
+        await fake.wait_for(lambda: requests(fake), timeout=limit(None))
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+    assert len(requests(fake)) == 1
