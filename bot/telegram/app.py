@@ -226,7 +226,7 @@ class TelegramBot:
         try:
             await start()
         except TelegramError as exc:  # unreachable, or a token revoked meanwhile
-            log.warning("telegram: retrying: cannot %s (%s); again in %.0fs", what,
+            log.warning("telegram: retrying: cannot %s (%s); again within %.0fs", what,
                         describe(exc), self.reconnect)
             return False
         return True

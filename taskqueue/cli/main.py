@@ -33,7 +33,7 @@ _CAP_TYPES: dict[str, Any] = {"max_running": cap_value, "max_parked": cap_value,
                               "daily_new": cap_value, "timezone": str}
 _CAP_METAVARS = {"max_running": "N|none", "max_parked": "N|none", "daily_new": "N|none",
                  "timezone": "ZONE", "lease": "SECONDS", "approval_ttl": "SECONDS",
-                 "retry_base": "SECONDS", "max_attempts": "N"}
+                 "retry_base": "SECONDS", "max_attempts": "N", "required_approvals": "N"}
 
 
 class Parser(argparse.ArgumentParser):
