@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import psycopg
 import pytest
 
 os.environ.setdefault("PTB_TIMEDELTA", "true")
@@ -16,7 +18,7 @@ from bot.telegram.app import TelegramBot
 from bot.telegram.courier import RetryPolicy
 from bot.telegram.settings import TelegramSettings
 from bot.telegram.store import MessageStore, SentMessage
-from taskqueue import Approval, Event, NewAttachment, TaskQueue
+from taskqueue import Approval, Event, ListenerHub, NewAttachment, TaskQueue
 from tests.bot.fake_telegram import FakeTelegram, user
 from tests.timing import limit
 
@@ -25,6 +27,37 @@ ALICE = user(11, "Alice")
 BOB = user(22, "Bob")
 MALLORY = user(66, "Mallory")
 FAST = RetryPolicy(attempts=4, backoff=0.05, max_backoff=0.2, max_retry_after=5)
+
+
+@contextlib.asynccontextmanager
+async def run_after_a_slow_listen(monkeypatch: pytest.MonkeyPatch,
+                                  channel: Any) -> AsyncIterator[None]:
+    """`channel.run()` while its LISTEN holds only 3 s after the listener connects (a busy
+    machine's slow connection); the block runs once the channel's first pass is done."""
+    original = ListenerHub._sync
+
+    async def slow_listen(hub: ListenerHub, conn: psycopg.AsyncConnection) -> None:
+        await asyncio.sleep(3)
+        await original(hub, conn)
+
+    monkeypatch.setattr(ListenerHub, "_sync", slow_listen)
+    first_pass = asyncio.Event()
+    run_once = channel.run_once
+
+    async def noted() -> Any:
+        try:
+            return await run_once()
+        finally:
+            first_pass.set()
+
+    monkeypatch.setattr(channel, "run_once", noted)
+    running = asyncio.create_task(channel.run())
+    try:
+        await asyncio.wait_for(first_pass.wait(), limit(None))
+        yield
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
 
 
 async def stopped(stop: Awaitable[None], what: str) -> None:

@@ -11,10 +11,10 @@ import pytest
 from telegram import Bot
 
 from bot.telegram.courier import Courier
-from bot.telegram.delivery import RECORD_RETRY_MAX, DeliveryReport, TelegramChannel
+from bot.telegram.delivery import RECORD_RETRY_MAX, TelegramChannel
 from bot.telegram.store import CHANNEL, MessageStore, SentMessage
-from taskqueue import ListenerHub, NewAttachment, TaskQueue
-from tests.bot.conftest import CHAT, FAST, park
+from taskqueue import NewAttachment, TaskQueue
+from tests.bot.conftest import CHAT, FAST, park, run_after_a_slow_listen
 from tests.bot.fake_telegram import FakeTelegram
 from tests.taskqueue.worker_helpers import set_connections, wait_for
 from tests.timing import limit
@@ -254,31 +254,9 @@ async def test_a_request_parked_before_listen_holds_goes_out_without_waiting_a_p
     """The sender's first pass reads the outbox only once its LISTEN holds: a request parked
     while the listener was still connecting (its NOTIFY heard by nobody) went out only at the
     next poll before."""
-    original = ListenerHub._sync
-
-    async def slow_listen(hub: ListenerHub, conn: psycopg.AsyncConnection) -> None:
-        await asyncio.sleep(3)  # a busy machine's slow connection
-        await original(hub, conn)
-
-    monkeypatch.setattr(ListenerHub, "_sync", slow_listen)
     channel = TelegramChannel(queue, Courier(ptb_bot, FAST), CHAT, poll=600)
-    first_pass = asyncio.Event()
-    run_once = channel.run_once
-
-    async def noted() -> DeliveryReport:
-        try:
-            return await run_once()
-        finally:
-            first_pass.set()
-
-    monkeypatch.setattr(channel, "run_once", noted)
-    running = asyncio.create_task(channel.run())
-    try:
-        await asyncio.wait_for(first_pass.wait(), limit(None))
+    async with run_after_a_slow_listen(monkeypatch, channel):
         await park(queue)
         # Seconds on a busy machine; the poll it waited for before is ten minutes.
         await fake.wait_for(lambda: requests(fake), timeout=limit(None))
-    finally:
-        running.cancel()
-        await asyncio.gather(running, return_exceptions=True)
     assert len(requests(fake)) == 1
