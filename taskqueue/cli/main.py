@@ -85,7 +85,7 @@ def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
                    help="attempts before the task is dead (default: the capability's)")
     p.add_argument("--config", metavar="FILE",
                    help="config file (default $SIGNOFF_CONFIG): the capability's settings "
-                        "in it are written before the task is enqueued")
+                        "in it apply to the new tasks and are written to the database")
     p.add_argument("--json", action="store_true",
                    help="print [{id, created}, ...] instead of one id a line")
     p.set_defaults(func=cmd.enqueue_cmd)
