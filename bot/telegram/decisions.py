@@ -153,7 +153,7 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
     if partly is not None:  # four-eyes: counted, waiting for another person
         log.info("approval approved partly task=%s approval=%s by=%s (%d of %d)", task_id,
                  approval_id, d.who(user), partly.approved_count, partly.required)
-        await d.sender.progress(approval_id)
+        await d.sender.run_once(approval_id)  # its approval_progress row, now
         return True
     if refusal is None:
         d.revising.pop((message.chat_id, user.id), None)

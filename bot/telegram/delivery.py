@@ -3,7 +3,8 @@
 `run_once()` claims the channel's owed notifications (SKIP LOCKED, a short claim lease a
 background heartbeat renews while it works, so a sender killed with kill -9 leaves its
 rows owed again within one lease) and delivers each by kind: a question as a message with
-Approve / Revise / Skip buttons (its evidence as replies), a closing as an edit showing the
+Approve / Revise / Skip buttons (its evidence as replies), a four-eyes approve short of the
+count as an edit showing who approved so far (buttons kept), a closing as an edit showing the
 outcome without buttons, an alert or a free-form message as text. A failed row backs off
 on its own (doubling, capped) and the loop wakes when the earliest row is due again.
 
@@ -151,16 +152,30 @@ class TelegramChannel:
         """Show one settled approval's outcome now (after a tap), unless another did."""
         return (await self.run_once(approval_id)).closed > 0
 
-    async def progress(self, approval_id: int) -> None:
-        """Four-eyes: show who approved so far on the open request's message, buttons kept."""
+    async def progress(self, approval_id: int) -> dict[str, Any]:
+        """Four-eyes: show who approved so far on the open request's message, buttons kept
+        (after a tap at once; an approve from the web or the CLI arrives as an
+        `approval_progress` row). A message not sent yet, or closed, is left alone."""
         shown = await self.store.message_get(approval_id)
         if shown is None or shown.closed_at is not None:
-            return
+            return SKIPPED
         approval = await self.queue.approval_get(approval_id)
+        if not approval.is_open:
+            return SKIPPED  # its closing row follows and shows the outcome
         task = await self.queue.task_get(approval.task_id)
         await self.courier.edit(shown.chat_id, shown.message_id,
                                 render_approval(approval, task.capability).text,
                                 markup=buttons(approval.id, shown.token))
+        return {"chat_id": shown.chat_id, "message_id": shown.message_id}
+
+    async def _progressed(self, row: Notification) -> dict[str, Any]:
+        assert row.approval_id is not None
+        receipt = await self.progress(row.approval_id)
+        if receipt is not SKIPPED:
+            log.info("approval progress shown task=%s approval=%s approved=%s of %s",
+                     row.task_id, row.approval_id, row.body.get("approved"),
+                     row.body.get("required"))
+        return receipt
 
     def wake(self, channel: str = "", payload: str | None = None) -> None:
         """Ask the loop for a run (called on NOTIFY)."""
@@ -233,6 +248,8 @@ class TelegramChannel:
             return await self._request(row)
         if row.kind == "approval_closed":
             return await self._closing(row)
+        if row.kind == "approval_progress":
+            return await self._progressed(row)
         text = alert_text(row.body) if row.kind == "alert" else message_text(row.body)
         message = await self.courier.text(self.chat_id, text)
         await self._escalate(row, text)

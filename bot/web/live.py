@@ -1,5 +1,6 @@
 """Live updates: every open page holds a server-sent-events stream, told "changed" on
-every NOTIFY of the notification outbox (a park, a decision, an expiry, a cancel)."""
+every NOTIFY of the notification outbox (a park, an approve short of the count, a decision,
+an expiry, a cancel)."""
 
 from __future__ import annotations
 

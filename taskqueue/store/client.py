@@ -367,7 +367,8 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
 
     async def _partly_approved(self, conn: Conn, row: dict[str, Any], task: dict[str, Any],
                                by: str) -> Approval:
-        """An approve short of the count: recorded as an event, the approval stays open."""
+        """An approve short of the count: recorded as an event and owed to every channel as
+        an `approval_progress` notification; the approval stays open."""
         votes = (await self._votes(conn, [row["id"]])).get(row["id"], [])
         approved = sum(1 for v in votes if v["counts"])
         await self._one(conn, "event_insert", {
@@ -375,6 +376,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             "detail": Jsonb({"approval_id": row["id"], "approved": approved,
                              "required": row["required"],
                              "counted": not is_requester(row["request"], by)})})
+        await self._one(conn, "approval_progress_insert", {
+            "task_id": task["id"], "approval_id": row["id"], "approved": approved,
+            "required": row["required"], "by": by})
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
         return rows.approval_from_row(row, (), votes)
 

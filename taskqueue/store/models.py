@@ -79,8 +79,9 @@ class Approval:
     attachments: tuple[Attachment, ...] = ()
     required: int = 1
     approvals: tuple[Vote, ...] = ()
-    # When the capability's escalation went out (None: not escalated).
+    # When the capability's reminder and escalation went out (None: not yet).
     escalated_at: datetime | None = None
+    reminded_at: datetime | None = None
 
     @property
     def is_open(self) -> bool:
@@ -119,6 +120,8 @@ class Approval:
             "attachments": [a.to_json() for a in self.attachments],
             "required": self.required,
             "approvals": [v.to_json() for v in self.approvals],
+            "reminded_at": iso(self.reminded_at),
+            "escalated_at": iso(self.escalated_at),
         }
 
 
@@ -292,7 +295,8 @@ class NewTask:
 class Notification:
     """Something owed to people, as one channel claimed it for delivery.
 
-    `kind` is approval_request, approval_closed, alert or message; `settled` is True for
+    `kind` is approval_request, approval_progress (a four-eyes approve short of the count),
+    approval_closed, alert or message; `settled` is True for
     a request whose question was answered (or superseded) before it went out, which the
     channel marks delivered without showing; `redelivery` is True when the channel
     delivered it before and was asked to show it again."""

@@ -92,6 +92,7 @@ def approval_from_row(row: Row, attachments: Iterable[Attachment] = (),
         required=row.get("required") or 1,
         approvals=tuple(Vote(v["person"], v["decided_at"], v["counts"]) for v in votes),
         escalated_at=row.get("escalated_at"),
+        reminded_at=row.get("reminded_at"),
     )
 
 

@@ -81,6 +81,19 @@ async def test_two_people_approve_and_the_message_shows_the_progress(
     assert "Approved</b> by bob" in msg["text"]
 
 
+async def test_an_approve_from_the_web_or_the_cli_edits_the_message(
+        queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
+    approval_id, msg = await _parked(queue, fake, 2)
+    await queue.approval_decide(approval_id, Decision.APPROVED, "alice")  # as the web does
+    await fake.wait_for(lambda: "Approved by alice (1 of 2)" in msg["text"])
+    assert "waiting for a second person" in msg["text"]
+    assert fake.sent_with_buttons(), "the buttons stay for the second person"
+    await fake.tap(msg, BOB, button(msg, 0))
+    await fake.wait_for(lambda: not fake.sent_with_buttons())
+    assert "Approved</b> by bob" in msg["text"]
+    assert (await queue.approval_get(approval_id)).decided_by == "bob"
+
+
 async def test_someone_outside_approvers_is_refused_like_a_stranger(
         queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
     await queue.capability_set("vm", approvers=["alice", "bob"])

@@ -78,10 +78,35 @@ async def test_the_same_person_twice_counts_once_with_a_clear_answer(queue: Task
     assert await value(queue, "SELECT count(*) FROM approval_votes") == 1
 
 
+async def test_an_approve_short_of_the_count_is_owed_to_every_channel(
+        queue: TaskQueue) -> None:
+    for channel in ("chat", "web"):
+        await queue.notification_channel_register(channel)
+    task, approval = await parked(queue, required_approvals=3)
+    await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
+    with pytest.raises(AlreadyApproved):  # refused: nothing more is owed
+        await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
+    await queue.approval_decide_for_task(task.id, Decision.APPROVED, "bob")
+    progress = await queue.notification_list(task_id=task.id, kind="approval_progress")
+    assert [(n["channel"], n["approval_id"], n["body"]) for n in progress] == [
+        (channel, approval.id, {"approved": count, "required": 3, "by": by})
+        for count, by in ((1, "alice"), (2, "bob")) for channel in ("chat", "web")]
+    owed = await queue.notification_claim("web", "web-1", limit=10)
+    assert [r.kind for r in owed] == ["approval_request", "approval_progress",
+                                      "approval_progress"]
+    done = await queue.approval_decide(approval.id, Decision.APPROVED, "carol")
+    assert done.decision is Decision.APPROVED
+    # The approve that completes the count closes the question instead.
+    assert len(await queue.notification_list(task_id=task.id, kind="approval_progress")) == 4
+    closed = await queue.notification_list(task_id=task.id, kind="approval_closed")
+    assert [n["body"] for n in closed] == [{"outcome": "approved"}] * 2
+
+
 async def test_a_single_approve_path_is_unchanged(queue: TaskQueue) -> None:
     task, approval = await parked(queue)
     done = await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
     assert done.decision is Decision.APPROVED and done.decided_by == "alice"
+    assert await queue.notification_list(task_id=task.id, kind="approval_progress") == []
     with pytest.raises(AlreadyDecided) as err:  # as before: decided, not "already approved"
         await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
     assert err.value.decided_by == "alice"
@@ -264,6 +289,8 @@ async def test_a_reminder_then_an_escalation_each_exactly_once(queue: TaskQueue)
                                escalate_to=["carol"])
     task, approval = await parked(queue, required_approvals=2)
     assert await Reminders(queue).run_once() == RemindReport()  # not due yet
+    fresh = (await queue.approval_get(approval.id)).to_json()
+    assert (fresh["reminded_at"], fresh["escalated_at"]) == (None, None)
     await backdate(queue, "approvals", "created_at", "2 minutes", "id = %s", approval.id)
     first = await Reminders(queue).run_once()
     assert first == RemindReport(reminded=(approval.id,))
@@ -271,6 +298,10 @@ async def test_a_reminder_then_an_escalation_each_exactly_once(queue: TaskQueue)
     await backdate(queue, "approvals", "created_at", "2 hours", "id = %s", approval.id)
     await Reaper(queue).run_once()  # the reaper runs the reminders too
     assert await Reminders(queue).run_once() == RemindReport()
+    shown = await queue.approval_get(approval.id)
+    assert shown.reminded_at is not None and shown.escalated_at is not None
+    assert shown.reminded_at < shown.escalated_at
+    assert shown.to_json()["reminded_at"] and shown.to_json()["escalated_at"]
     [reminded] = await _events(queue, task.id, "reminded")
     [escalated] = await _events(queue, task.id, "escalated")
     assert reminded.detail == {"approval_id": approval.id}
@@ -326,10 +357,14 @@ async def test_a_task_claimed_back_after_a_partial_approve_shows_its_progress(
                                   request={"requested_by": "carol"})
     await queue.approval_decide(approval.id, Decision.APPROVED, "carol")  # not counted
     await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
+    await queue.capability_set(CAP, remind_after_seconds=60)
+    await backdate(queue, "approvals", "created_at", "2 minutes", "id = %s", approval.id)
+    assert await Reminders(queue).run_once() == RemindReport(reminded=(approval.id,))
     await queue.task_cancel(task.id)
     await queue.task_retry(task.id)
     [again] = await queue.task_claim_many(CAP, "w2", 5)
     assert again.approval is not None and again.approval.is_open
+    assert again.approval.reminded_at is not None  # the claim reads it as approval_get does
     assert (again.approval.required, again.approval.approved_count) == (2, 1)
     assert again.approval.progress() == (
         "Approved by alice (1 of 2); carol asked for it, so their approve does not count: "

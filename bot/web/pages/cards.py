@@ -50,6 +50,7 @@ class Card:
         doc = self.approval.to_json()
         doc["capability"] = self.task.capability
         doc["task_status"] = self.task.status.value
+        doc["progress"] = self.approval.progress()
         for shown, item in zip(self.evidence, doc["attachments"], strict=True):
             item["shown_as"] = shown.kind
             item["url"] = f"/attachments/{shown.item.id}"

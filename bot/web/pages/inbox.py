@@ -56,7 +56,8 @@ def outcome(approval: Approval) -> dict[str, object]:
             "decided_by": approval.decided_by, "decided_at": approval.decided_at,
             "note": approval.note, "required": approval.required,
             "approvals": [v.to_json() for v in approval.approvals],
-            "progress": approval.progress()}
+            "progress": approval.progress(), "reminded_at": approval.reminded_at,
+            "escalated_at": approval.escalated_at}
 
 
 async def approval_state(request: web.Request) -> web.Response:

@@ -93,7 +93,10 @@
           }
         }
         for (const a of inbox.approvals) {
-          if (!document.getElementById("approval-" + a.id)) await addCard(a.id, list);
+          const shown = document.getElementById("approval-" + a.id);
+          if (!shown) await addCard(a.id, list);
+          // Four eyes: an approve made elsewhere (Telegram, the CLI, another page).
+          else if (a.progress && !shown.classList.contains("closed")) showProgress(shown, a.progress);
         }
         document.getElementById("open-count").textContent = inbox.open;
         document.getElementById("empty").hidden = list.children.length > 0;

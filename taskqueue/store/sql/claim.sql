@@ -21,6 +21,7 @@ SELECT (c.claimed_task).*, c.claimed_from AS old_status,
        (c.latest_approval).note AS ap_note,
        (c.latest_approval).required AS ap_required,
        (c.latest_approval).escalated_at AS ap_escalated_at,
+       (c.latest_approval).reminded_at AS ap_reminded_at,
        c.latest_files AS ap_files,
        -- The primary key's index (approval_id, person) finds them; none without an approval.
        (SELECT jsonb_agg(jsonb_build_object('person', v.person, 'decided_at', v.decided_at,

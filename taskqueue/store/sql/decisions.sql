@@ -32,6 +32,14 @@ RETURNING *;
 SELECT * FROM approval_votes WHERE approval_id = ANY(%(approval_ids)s)
 ORDER BY approval_id, decided_at, person;
 
+-- name: approval_progress_insert
+-- An approve short of the count: every channel is owed the progress (migration 0009).
+INSERT INTO notifications (kind, task_id, approval_id, body)
+VALUES ('approval_progress', %(task_id)s, %(approval_id)s,
+        jsonb_build_object('approved', %(approved)s::int, 'required', %(required)s::int,
+                           'by', %(by)s::text))
+RETURNING id;
+
 -- name: approval_votes_discard
 -- A revise sends the request back: the approves gathered for it no longer count.
 DELETE FROM approval_votes WHERE approval_id = %(approval_id)s RETURNING person;

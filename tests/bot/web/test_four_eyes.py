@@ -48,6 +48,19 @@ def test_two_people_approve_in_the_web(server: Server, page: Page) -> None:
     assert server.run(server.queue.task_get(done.task_id)).status is Status.APPROVED
 
 
+def test_an_approve_from_telegram_or_the_cli_updates_an_open_page(
+        server: Server, page: Page) -> None:
+    approval_id = server.run(_parked(server.queue, 2))
+    sign_in(page)
+    live(page)
+    card = page.locator(f"#approval-{approval_id}")
+    expect(card.locator(".four-eyes")).to_contain_text("Needs 2 approves")
+    server.run(server.queue.approval_decide(approval_id, "approved", "bob"))  # not this page
+    expect(card.locator(".four-eyes")).to_have_text(
+        "Approved by bob (1 of 2): waiting for a second person")
+    expect(card.locator("button[value=approve]")).to_be_visible()
+
+
 def test_someone_outside_approvers_is_refused_in_the_web(server: Server, page: Page) -> None:
     server.run(server.queue.capability_set("vm", approvers=["bob"]))
     approval_id = server.run(_parked(server.queue, 1))
@@ -62,20 +75,29 @@ def test_someone_outside_approvers_is_refused_in_the_web(server: Server, page: P
     assert server.run(server.queue.approval_get(approval_id)).is_open
 
 
-def test_an_escalated_approval_is_shown_as_escalated(server: Server, page: Page) -> None:
-    server.run(server.queue.capability_set("vm", escalate_after_seconds=60,
-                                           escalate_to=["bob"]))
+def test_a_reminded_then_escalated_approval_says_so(server: Server, page: Page) -> None:
+    server.run(server.queue.capability_set("vm", remind_after_seconds=60,
+                                           escalate_after_seconds=3600, escalate_to=["bob"]))
     approval_id = server.run(_parked(server.queue, 2))
     sign_in(page)
     card = page.locator(f"#approval-{approval_id}")
-    expect(card.locator(".escalated")).to_have_count(0)
+    expect(card.locator(".four-eyes")).to_be_visible()
+    expect(card.locator(".reminded, .escalated")).to_have_count(0)
 
-    async def escalate() -> None:
+    async def unanswered_for(age: str) -> None:
         async with server.queue.pool.connection() as conn:
-            await conn.execute("UPDATE approvals SET created_at = now() - interval '2 minutes'"
+            await conn.execute(f"UPDATE approvals SET created_at = now() - interval '{age}'"
                                " WHERE id = %s", (approval_id,))
         await Reminders(server.queue).run_once()
 
-    server.run(escalate())
+    server.run(unanswered_for("2 minutes"))
     page.reload()
-    expect(page.locator(f"#approval-{approval_id} .escalated")).to_contain_text("Escalated")
+    expect(card.locator(".reminded")).to_contain_text("Reminded")
+    expect(card.locator(".escalated")).to_have_count(0)
+    state = page.request.get(f"/approvals/{approval_id}.json").json()
+    assert state["reminded_at"] and state["escalated_at"] is None
+    server.run(unanswered_for("2 hours"))
+    page.reload()
+    expect(card.locator(".escalated")).to_contain_text("Escalated")
+    expect(card.locator(".reminded")).to_have_count(0)
+    assert page.request.get(f"/approvals/{approval_id}.json").json()["escalated_at"]
