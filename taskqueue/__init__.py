@@ -7,7 +7,7 @@ heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config`
 
 from taskqueue.config.checker import Checker as ConfigChecker
 from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
-from taskqueue.config.section import ConfigSection
+from taskqueue.config.section import MAX_SECONDS, ConfigSection
 from taskqueue.config.settings import (
     apply_capabilities,
     load_config,
@@ -129,6 +129,7 @@ __all__ = [
     "LOG_FORMATS",
     "LOG_LEVELS",
     "MASK",
+    "MAX_SECONDS",
     "NOTIFICATIONS_CHANNEL",
     "TASKS_CHANNEL",
     "TRANSIENT",

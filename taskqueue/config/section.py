@@ -1,12 +1,36 @@
 """Typed reads of one config section (a workload's `[workloads.NAME]` table), each error
-naming `section.key`: the field checks every workload's settings module shares."""
+naming `section.key` (and, after it, the file and line it was read from): the field checks every
+workload's settings module shares."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from taskqueue.config.checker import Checker, split_key
 from taskqueue.errors import ConfigError
+
+# The largest number a section's numeric key takes unless the key names a narrower range:
+# it keeps every value a finite timer, byte count or PostgreSQL interval.
+MAX_NUMBER = 10**12
+
+# The longest wait a `*_seconds` key takes (30 days): longer timers overflow the poll()
+# and select() calls that wait on subprocesses.
+MAX_SECONDS = 2_592_000
+
+# Where each section was last read from (workload_section records it), so an error can
+# name the file and the line of the key.
+_SOURCES: dict[str, Checker] = {}
+
+
+def remember_source(section: str, text: str | None, file: Path | None) -> None:
+    """Record (or forget, with no file) the file and text `section` was read from."""
+    if file is None or text is None:
+        _SOURCES.pop(section, None)
+    else:
+        _SOURCES[section] = Checker(text, file)
 
 
 class ConfigSection:
@@ -16,7 +40,13 @@ class ConfigSection:
         self.name, self.error = name, error
 
     def fail(self, key: str, message: str) -> ConfigError:
-        return self.error(f"{self.name}.{key}: {message}")
+        source = _SOURCES.get(self.name)
+        if source is None:
+            return self.error(f"{self.name}.{key}: {message}")
+        # After the message: the message's own start ("section.key: ") stays as it was.
+        line = source.line_of((*split_key(self.name), *split_key(key)))
+        where = f"{source.path}, line {line}" if line else str(source.path)
+        return self.error(f"{self.name}.{key}: {message} ({where})")
 
     def known(self, table: Mapping[str, Any], allowed: Iterable[str], prefix: str = "") -> None:
         """Every key of `table` is one of `allowed`."""
@@ -41,14 +71,33 @@ class ConfigSection:
         return value.strip()
 
     def positive(self, table: Mapping[str, Any], key: str, default: Any, *,
-                 whole: bool = False, prefix: str = "") -> Any:
-        """A number above 0 (a whole one if `whole`); booleans are refused."""
+                 whole: bool = False, prefix: str = "", high: float = MAX_NUMBER) -> Any:
+        """A finite number above 0 and at most `high` (a whole one if `whole`); booleans,
+        nan and inf are refused."""
         value = table.get(key, default)
         kind = int if whole else (int, float)
+        noun = "a whole number" if whole else "a number"
         if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
-            noun = "a whole number" if whole else "a number"
             raise self.fail(f"{prefix}{key}", f"must be {noun} above 0, not {value!r}")
+        if not math.isfinite(value) or value > high:
+            raise self.fail(f"{prefix}{key}",
+                            f"must be {noun} above 0 and at most {high:,}, not {value!r}")
         return value
+
+    def seconds(self, table: Mapping[str, Any], key: str, default: float, *,
+                prefix: str = "") -> Any:
+        """A wait in seconds: above 0 and at most MAX_SECONDS (30 days)."""
+        return self.positive(table, key, default, prefix=prefix, high=MAX_SECONDS)
+
+    def number(self, table: Mapping[str, Any], key: str, default: float, low: float,
+               high: float, *, prefix: str = "") -> float:
+        """A finite number from `low` to `high`, both included."""
+        value = table.get(key, default)
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not math.isfinite(value) or not low <= value <= high):
+            raise self.fail(f"{prefix}{key}",
+                            f"must be a number from {low:g} to {high:g}, not {value!r}")
+        return float(value)
 
     def whole(self, table: Mapping[str, Any], key: str, default: int, low: int, high: int,
               prefix: str = "") -> int:

@@ -19,6 +19,7 @@ from taskqueue.config.model import (
 )
 from taskqueue.config.reader import read_toml
 from taskqueue.config.resolve import check_cron, check_imports, check_timezone
+from taskqueue.config.section import remember_source
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.pruner import PrunerConfig
 from taskqueue.maintenance.signals import SignalConfig
@@ -52,9 +53,11 @@ def workload_section(name: str, path: str | os.PathLike[str] | None = None,
     """A workload's raw `[workloads.NAME]` table (empty when absent) and the file it came
     from: `path`, else SIGNOFF_CONFIG, else no file. The workload checks its own keys."""
     file = config_path(path, env)
+    remember_source(f"workloads.{name}", None, None)
     if file is None:
         return {}, None
-    doc, _ = read_toml(file)
+    doc, text = read_toml(file)
+    remember_source(f"workloads.{name}", text, file)
     tables = doc.get("workloads", {})
     section = tables.get(name, {}) if isinstance(tables, Mapping) else tables
     if not isinstance(section, Mapping):

@@ -23,6 +23,9 @@ def test_good_values_come_back_checked() -> None:
     assert CHECK.text({"dc": ""}, "dc", "", empty=True) == ""
     assert CHECK.positive(raw, "n", 1, whole=True) == 3 and CHECK.positive(raw, "t", 1) == 0.5
     assert CHECK.flag(raw, "on", True) is False and CHECK.whole(raw, "pct", 0, 0, 100) == 100
+    assert CHECK.seconds({"t": 2_592_000}, "t", 1) == 2_592_000
+    assert CHECK.positive({"n": 10**12}, "n", 1, whole=True) == 10**12
+    assert CHECK.number({}, "x", 0.2, 0, 2) == 0.2 and CHECK.number({"x": 2}, "x", 0, 0, 2) == 2
     CHECK.known(raw, {"name", "n", "t", "on", "pct"})
 
 
@@ -38,6 +41,14 @@ def test_good_values_come_back_checked() -> None:
     (lambda: CHECK.whole({"m": 7}, "m", 1, 0, 5),
      "workloads.demo.m: must be a whole number from 0 to 5, not 7"),
     (lambda: CHECK.flag({"f": "yes"}, "f", True), "workloads.demo.f: must be true or false"),
+    (lambda: CHECK.positive({"t": float("nan")}, "t", 1),
+     "workloads.demo.t: must be a number above 0 and at most 1,000,000,000,000, not nan"),
+    (lambda: CHECK.positive({"t": float("inf")}, "t", 1), "at most 1,000,000,000,000, not inf"),
+    (lambda: CHECK.positive({"n": 10**13}, "n", 1, whole=True), "whole number above 0 and at"),
+    (lambda: CHECK.seconds({"t": 2_592_001}, "t", 1), "at most 2,592,000, not 2592001"),
+    (lambda: CHECK.number({"x": 3}, "x", 0.2, 0, 2), "workloads.demo.x: must be a number from 0 "
+                                                     "to 2, not 3"),
+    (lambda: CHECK.number({"x": "1"}, "x", 0.2, 0, 2), "must be a number from 0 to 2, not '1'"),
     (lambda: CHECK.known({"b": 1}, {"a"}), "workloads.demo.b: unknown key; expected one of a"),
 ])
 def test_a_bad_value_is_one_error_naming_the_section_and_key(call: Any, message: str) -> None:

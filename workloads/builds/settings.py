@@ -173,8 +173,8 @@ def _build(capability: str, raw: Mapping[str, Any], base: Path,
         artifacts=r.globs("artifacts"),
         work_dir=r.path("work_dir", base, home / "work"),
         store=r.path("store", base, home / "artifacts"),
-        timeout=r.number("timeout_seconds", 3600.0),
-        git_timeout=r.number("git_timeout_seconds", 600.0),
+        timeout=r.check.seconds(r.raw, "timeout_seconds", 3600.0),
+        git_timeout=r.check.seconds(r.raw, "git_timeout_seconds", 600.0),
         log_max_bytes=r.number("log_max_bytes", 50_000_000, whole=True),
         log_tail_bytes=r.number("log_tail_bytes", 8_000, whole=True),
         max_artifact_bytes=r.number("max_artifact_bytes", 4_000_000_000, whole=True),
@@ -189,7 +189,7 @@ def _build(capability: str, raw: Mapping[str, Any], base: Path,
 
 def _ios(r: _Reader, s: BuildSettings) -> BuildSettings:
     return replace(s, upload_command=r.command("upload_command", PLACEHOLDERS),
-                   upload_timeout=r.number("upload_timeout_seconds", 1800.0))
+                   upload_timeout=r.check.seconds(r.raw, "upload_timeout_seconds", 1800.0))
 
 
 def _roblox(r: _Reader, s: BuildSettings) -> BuildSettings:
@@ -206,6 +206,6 @@ def _roblox(r: _Reader, s: BuildSettings) -> BuildSettings:
             r.number(key, 1, whole=True)
     return replace(s, base_url=base_url, version_type=version_type,
                    universe_id=ids["universe_id"], place_id=ids["place_id"],
-                   publish_timeout=r.number("publish_timeout_seconds", 300.0),
-                   retry_after_cap=r.number("retry_after_cap_seconds", 300.0),
+                   publish_timeout=r.check.seconds(r.raw, "publish_timeout_seconds", 300.0),
+                   retry_after_cap=r.check.seconds(r.raw, "retry_after_cap_seconds", 300.0),
                    max_publish_retries=r.number("max_publish_retries", 5, whole=True))

@@ -122,10 +122,10 @@ def build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> CodeSet
         workspace=(_path(base, _CHECK.text(raw, "workspace", one_line=True))
                    if workspace is not None else data_dir(env) / "code_changes"),
         agent_command=_command(raw, "agent_command"),
-        agent_timeout=_CHECK.positive(raw, "agent_timeout_seconds", 1800.0),
+        agent_timeout=_CHECK.seconds(raw, "agent_timeout_seconds", 1800.0),
         test_command=_command(raw, "test_command"),
-        test_timeout=_CHECK.positive(raw, "test_timeout_seconds", 900.0),
-        git_timeout=_CHECK.positive(raw, "git_timeout_seconds", 300.0),
+        test_timeout=_CHECK.seconds(raw, "test_timeout_seconds", 900.0),
+        git_timeout=_CHECK.seconds(raw, "git_timeout_seconds", 300.0),
         branch_prefix=prefix,
         author_name=_CHECK.text(raw, "author_name", "Signoff", one_line=True),
         author_email=_CHECK.text(raw, "author_email", "signoff@localhost", one_line=True),
@@ -227,7 +227,7 @@ def _github(raw: Any, env: Mapping[str, str]) -> GitHubSettings | None:
     if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1):
         raise _fail("github.repo", f"must look like owner/name, not {repo!r}")
     return GitHubSettings(api_url=api_url, repo=repo,
-                          timeout=_CHECK.positive(raw, "timeout_seconds", 30.0),
+                          timeout=_CHECK.seconds(raw, "timeout_seconds", 30.0),
                           token=env.get(TOKEN_ENV, ""))
 
 

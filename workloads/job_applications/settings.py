@@ -8,6 +8,7 @@ environment (`SIGNOFF_MODEL_API_KEY`). A bad setting is a `SettingsError` naming
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -145,6 +146,8 @@ def _number(var: str, value: str) -> float | int:
         number = float(value)
     except ValueError:
         raise SettingsError(f"{var}: must be a number, not {value!r}") from None
+    if not math.isfinite(number):
+        raise SettingsError(f"{var}: must be a finite number, not {value!r}")
     return int(number) if number.is_integer() else number
 
 
@@ -161,8 +164,8 @@ def _build(raw: Mapping[str, Any], base: Path, env: Mapping[str, str]) -> JobSet
         min_score=_CHECK.whole(raw, "min_score", DEFAULT_MIN_SCORE, 0, 100),
         artifacts=(_path(base, _CHECK.text(raw, "artifacts")) if artifacts
                    else default_artifacts(env)),
-        browser_timeout=_CHECK.positive(raw, "browser_timeout_seconds", DEFAULT_BROWSER_TIMEOUT),
-        board_timeout=_CHECK.positive(raw, "board_timeout_seconds", DEFAULT_BOARD_TIMEOUT),
+        browser_timeout=_CHECK.seconds(raw, "browser_timeout_seconds", DEFAULT_BROWSER_TIMEOUT),
+        board_timeout=_CHECK.seconds(raw, "board_timeout_seconds", DEFAULT_BOARD_TIMEOUT),
         cv_max_pages=_CHECK.positive(raw, "cv_max_pages", 2, whole=True),
         model=_model(raw.get("model"), env),
     )
@@ -213,6 +216,6 @@ def _model(raw: Any, env: Mapping[str, str]) -> ModelConfig | None:
         base_url=base_url,
         api_key=env.get(KEY_ENV, ""),
         model=_CHECK.text(raw, "model", prefix="model."),
-        timeout=_CHECK.positive(raw, "timeout_seconds", 60.0),
-        temperature=float(raw.get("temperature", 0.2)),
+        timeout=_CHECK.seconds(raw, "timeout_seconds", 60.0),
+        temperature=_CHECK.number(raw, "temperature", 0.2, 0, 2, prefix="model."),
     )

@@ -94,8 +94,8 @@ def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
         allow_folders=_names(raw, "allow_folders"),
         max_cpus=int(_CHECK.positive(raw, "max_cpus", 32, whole=True)),
         max_memory_mb=int(_CHECK.positive(raw, "max_memory_mb", 262144, whole=True)),
-        task_timeout=float(_CHECK.positive(raw, "task_timeout_seconds", 600.0)),
-        poll_seconds=float(_CHECK.positive(raw, "poll_seconds", 0.5)),
+        task_timeout=float(_CHECK.seconds(raw, "task_timeout_seconds", 600.0)),
+        poll_seconds=float(_CHECK.seconds(raw, "poll_seconds", 0.5)),
         delete_approvals=_approvals(raw, "delete_approvals"),
     )
     if not (settings.allow_names or settings.allow_patterns or settings.allow_folders):
