@@ -28,9 +28,11 @@ MIN_SECRET_CHARS = 4
 # The variables libpq reads a password from, registered with any database URL.
 _PG_ENV = ("PGPASSWORD",)
 # Environment variables whose name says they hold a secret (..._TOKEN, ..._PASSWORD,
-# ..._API_KEY, ..._SECRET): secret_register_environment() masks
-# them all, whoever reads them and whether or not their reader was loaded yet.
-SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|PASSWD|PASSPHRASE|SECRET|_KEY)$", re.IGNORECASE)
+# ..._API_KEY, ..._SECRET, and the identifiers that name a signing key, ..._KEY_ID and
+# ..._ISSUER_ID as App Store Connect's and cloud keys have): secret_register_environment()
+# masks them all, whoever reads them and whether or not their reader was loaded yet.
+SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|PASSWD|PASSPHRASE|SECRET|_KEY|_KEY_ID|_ISSUER_ID)$",
+                         re.IGNORECASE)
 
 _lock = threading.Lock()
 _values: frozenset[str] = frozenset()

@@ -1,16 +1,19 @@
 """No secret reaches what the service or the CLI prints, a task's stored error, or a chat
 message: `python -m bot` against the fake Bot API at INFO and at DEBUG, with a handler that
 quotes every secret, a refused vCenter login, and an unreachable database whose URL holds a
-password. Each run also proves it could have caught a leak (requests were made, the leaky
-lines were written)."""
+password; /healthz and /metrics are read too. Each run also proves it could have caught a
+leak (requests were made, the leaky lines were written)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import psycopg
@@ -33,6 +36,8 @@ SECRETS = {
     "SIGNOFF_ROBLOX_API_KEY": "rbx-key-0123456789abcdef",
     "SIGNOFF_GITHUB_TOKEN": "ghp_secretGitHubToken42",
     "SIGNOFF_MODEL_API_KEY": "sk-model-key-5555",
+    "SIGNOFF_ASC_KEY_ID": "ASCKEYID9876",
+    "SIGNOFF_ASC_ISSUER_ID": "asc-issuer-6c1f-44aa",
 }
 DB_PASSWORD = "db-Pa55-in-the-url"
 SIGNOFF = str(Path(sys.executable).with_name("signoff"))
@@ -77,6 +82,9 @@ user = "alice"
 datacenter = "DC0"
 verify_tls = false
 allow_names = ["DC0_H0_VM1"]
+
+[http]
+listen = "127.0.0.1:0"
 
 [telegram]
 chat_id = -100123
@@ -139,6 +147,9 @@ async def test_the_service_prints_and_stores_no_secret(
                                             timeout=60)
                 await fake.wait_for(lambda: fake.calls_to("sendMessage"), timeout=30)
                 await fake.wait_for(lambda: len(fake.calls_to("getUpdates")) >= 3, timeout=30)
+                served = _SERVING.search(out.read_text("utf-8", "replace"))
+                assert served, "the service says where it serves /healthz"
+                scraped = await asyncio.to_thread(_scrape, int(served[1]))
             finally:
                 proc.send_signal(signal.SIGTERM)
                 code = await asyncio.wait_for(asyncio.to_thread(proc.wait), 60)
@@ -155,6 +166,23 @@ async def test_the_service_prints_and_stores_no_secret(
     sent = " ".join(str(c.params) for c in fake.calls_to("sendMessage"))
     assert "Publish with key" in sent
     assert leaks(printed) == {} and leaks(stored_text(dsn)) == {} and leaks(sent) == {}
+    # /healthz (checks and their errors) and /metrics (labels and help) name none either.
+    assert '"checks"' in scraped and "signoff_tasks" in scraped and leaks(scraped) == {}
+
+
+_SERVING = re.compile(r"http: serving /healthz and /metrics on 127\.0\.0\.1:(\d+)")
+
+
+def _scrape(port: int) -> str:
+    """/healthz and /metrics, whatever their status (a 503 body counts too)."""
+    bodies = []
+    for path in ("/healthz", "/metrics"):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
+                bodies.append(r.read().decode("utf-8", "replace"))
+        except urllib.error.HTTPError as exc:
+            bodies.append(exc.read().decode("utf-8", "replace"))
+    return "\n".join(bodies)
 
 
 async def _logged(path: Path, text: str) -> bool:

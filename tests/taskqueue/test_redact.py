@@ -71,6 +71,17 @@ def test_secret_named_variables_are_registered_and_short_values_are_not() -> Non
     assert redact("k-12345-abc abc /home/someone-else") == f"{MASK} abc /home/someone-else"
 
 
+def test_a_signing_keys_identifiers_are_registered_before_their_reader_loads() -> None:
+    # The builds workload registers these when its settings load; a process that never
+    # loads it (the service without a build capability) still masks them.
+    secret_register_environment({"SIGNOFF_ASC_KEY_ID": "ASCKEY-77aa",
+                                 "SIGNOFF_ASC_ISSUER_ID": "issuer-0f3c-91",
+                                 "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE42",
+                                 "SIGNOFF_JOB_ID": "job-12345", "KEY_IDLE": "idle-9999"})
+    assert redact("ASCKEY-77aa issuer-0f3c-91 AKIAEXAMPLE42 job-12345 idle-9999") == \
+        f"{MASK} {MASK} {MASK} job-12345 idle-9999"
+
+
 def test_a_secret_inside_a_longer_one_is_masked_whole() -> None:
     secret_register("inner-secret", "outer-inner-secret-value")
     assert redact("x outer-inner-secret-value y inner-secret") == f"x {MASK} y {MASK}"
