@@ -3,125 +3,291 @@
 The names below are the public API; the sub-packages behind them are the core's own:
 `store` (the schema's rules, the client and its SQL), `runtime` (handlers, workers,
 heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config` and `cli`.
+
+Each name is imported on first use (PEP 562), so `import taskqueue` and a `signoff`
+command load only the modules they touch: the CLI answers without loading aiohttp, the
+worker runtime or the maintenance services it does not run.
 """
 
-from taskqueue.config.checker import Checker as ConfigChecker
-from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
-from taskqueue.config.section import MAX_SECONDS, ConfigSection
-from taskqueue.config.settings import (
-    apply_capabilities,
-    load_config,
-    publish_path,
-    workload_section,
-)
-from taskqueue.errors import (
-    TRANSIENT,
-    AlreadyApproved,
-    AlreadyDecided,
-    ApprovalExpired,
-    ApprovalNotFound,
-    AttachmentTooLarge,
-    BadInput,
-    ConfigError,
-    Conflict,
-    DatabaseUnavailable,
-    LeaseLost,
-    MigrationError,
-    NotAnApprover,
-    NotFound,
-    NothingToClaim,
-    SignoffError,
-    TaskNotFound,
-    one_line,
-    run_main,
-)
-from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
-from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
-from taskqueue.maintenance.endpoints import (
-    HealthCheck,
-    ObservabilityServer,
-    bind_listen,
-    parse_listen,
-    reaper_check,
-)
-from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
-from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
-from taskqueue.maintenance.reminders import Reminders, RemindReport
-from taskqueue.maintenance.requestlog import RequestLog
-from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
-from taskqueue.maintenance.stats import Stats, read_stats
-from taskqueue.redact import (
-    MASK,
-    RedactingFilter,
-    redact,
-    secret_register,
-    secret_register_dsn,
-    secret_register_env,
-    secret_register_environment,
-)
-from taskqueue.runtime.backoff import Backoff, full_jitter
-from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
-from taskqueue.runtime.cron import cron_next, cron_trigger
-from taskqueue.runtime.gate import (
-    ActionUncertain,
-    AlreadyActed,
-    Gate,
-    Gated,
-    NotApproved,
-    NothingHappened,
-    idempotency_key,
-    rename_points,
-)
-from taskqueue.runtime.handler import (
-    Done,
-    Fail,
-    Handler,
-    Outcome,
-    Park,
-    Release,
-    TaskContext,
-    load_handler,
-)
-from taskqueue.runtime.heartbeat import Heartbeat
-from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
-from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
-from taskqueue.runtime.process import (
-    LOG_FORMATS,
-    LOG_LEVELS,
-    configure_logging,
-    freeze_startup_objects,
-    log_options,
-)
-from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
-from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
-from taskqueue.runtime.tick import Tick, TickReport
-from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
-from taskqueue.store.analytics import DecisionStats
-from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
-from taskqueue.store.batches import Completion, Failure, Releasing
-from taskqueue.store.client import TaskQueue
-from taskqueue.store.db import describe as describe_dsn
-from taskqueue.store.db import resolve_dsn
-from taskqueue.store.embedded import data_dir
-from taskqueue.store.migrate import migrate
-from taskqueue.store.models import (
-    Approval,
-    Attachment,
-    Capability,
-    Enqueued,
-    Event,
-    GatedAction,
-    NewAttachment,
-    NewTask,
-    Notification,
-    ProducerRun,
-    Task,
-    TaskDetail,
-    Vote,
-)
-from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
-from taskqueue.store.queries import parse as parse_queries
-from taskqueue.store.states import TRANSITIONS, Decision, Status
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from taskqueue.config.checker import Checker as ConfigChecker
+    from taskqueue.config.model import CapabilityConfig, Config, ProducerConfig
+    from taskqueue.config.section import MAX_SECONDS, ConfigSection
+    from taskqueue.config.settings import (
+        apply_capabilities,
+        load_config,
+        publish_path,
+        workload_section,
+    )
+    from taskqueue.errors import (
+        TRANSIENT,
+        AlreadyApproved,
+        AlreadyDecided,
+        ApprovalExpired,
+        ApprovalNotFound,
+        AttachmentTooLarge,
+        BadInput,
+        ConfigError,
+        Conflict,
+        DatabaseUnavailable,
+        LeaseLost,
+        MigrationError,
+        NotAnApprover,
+        NotFound,
+        NothingToClaim,
+        SignoffError,
+        TaskNotFound,
+        one_line,
+        run_main,
+    )
+    from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+    from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
+    from taskqueue.maintenance.endpoints import (
+        HealthCheck,
+        ObservabilityServer,
+        bind_listen,
+        parse_listen,
+        reaper_check,
+    )
+    from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
+    from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
+    from taskqueue.maintenance.reminders import Reminders, RemindReport
+    from taskqueue.maintenance.requestlog import RequestLog
+    from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
+    from taskqueue.maintenance.stats import Stats, read_stats
+    from taskqueue.redact import (
+        MASK,
+        RedactingFilter,
+        redact,
+        secret_register,
+        secret_register_dsn,
+        secret_register_env,
+        secret_register_environment,
+    )
+    from taskqueue.runtime.backoff import Backoff, full_jitter
+    from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
+    from taskqueue.runtime.cron import cron_next, cron_trigger
+    from taskqueue.runtime.gate import (
+        ActionUncertain,
+        AlreadyActed,
+        Gate,
+        Gated,
+        NotApproved,
+        NothingHappened,
+        idempotency_key,
+        rename_points,
+    )
+    from taskqueue.runtime.handler import (
+        Done,
+        Fail,
+        Handler,
+        Outcome,
+        Park,
+        Release,
+        TaskContext,
+        load_handler,
+    )
+    from taskqueue.runtime.heartbeat import Heartbeat
+    from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
+    from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
+    from taskqueue.runtime.process import (
+        LOG_FORMATS,
+        LOG_LEVELS,
+        configure_logging,
+        freeze_startup_objects,
+        log_options,
+    )
+    from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
+    from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
+    from taskqueue.runtime.tick import Tick, TickReport
+    from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
+    from taskqueue.store.analytics import DecisionStats
+    from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
+    from taskqueue.store.batches import Completion, Failure, Releasing
+    from taskqueue.store.client import TaskQueue
+    from taskqueue.store.db import describe as describe_dsn
+    from taskqueue.store.db import resolve_dsn
+    from taskqueue.store.embedded import data_dir
+    from taskqueue.store.migrate import migrate
+    from taskqueue.store.models import (
+        Approval,
+        Attachment,
+        Capability,
+        Enqueued,
+        Event,
+        GatedAction,
+        NewAttachment,
+        NewTask,
+        Notification,
+        ProducerRun,
+        Task,
+        TaskDetail,
+        Vote,
+    )
+    from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
+    from taskqueue.store.queries import parse as parse_queries
+    from taskqueue.store.states import TRANSITIONS, Decision, Status
+
+# Each public name and the module that defines it.
+_EXPORTS: dict[str, tuple[str, str]] = {
+    'APPROVALS_CHANNEL': ('taskqueue.store.base', 'APPROVALS_CHANNEL'),
+    'ActionUncertain': ('taskqueue.runtime.gate', 'ActionUncertain'),
+    'AlertReport': ('taskqueue.maintenance.alerts', 'AlertReport'),
+    'AlreadyActed': ('taskqueue.runtime.gate', 'AlreadyActed'),
+    'AlreadyApproved': ('taskqueue.errors', 'AlreadyApproved'),
+    'AlreadyDecided': ('taskqueue.errors', 'AlreadyDecided'),
+    'Approval': ('taskqueue.store.models', 'Approval'),
+    'ApprovalExpired': ('taskqueue.errors', 'ApprovalExpired'),
+    'ApprovalNotFound': ('taskqueue.errors', 'ApprovalNotFound'),
+    'Attachment': ('taskqueue.store.models', 'Attachment'),
+    'AttachmentTooLarge': ('taskqueue.errors', 'AttachmentTooLarge'),
+    'Backoff': ('taskqueue.runtime.backoff', 'Backoff'),
+    'BadInput': ('taskqueue.errors', 'BadInput'),
+    'Capability': ('taskqueue.store.models', 'Capability'),
+    'CapabilityConfig': ('taskqueue.config.model', 'CapabilityConfig'),
+    'CapabilityRun': ('taskqueue.runtime.runner', 'CapabilityRun'),
+    'ChannelHealth': ('taskqueue.maintenance.channels', 'ChannelHealth'),
+    'ChannelReport': ('taskqueue.maintenance.channels', 'ChannelReport'),
+    'Checkpoint': ('taskqueue.runtime.crashpoints', 'Checkpoint'),
+    'Completion': ('taskqueue.store.batches', 'Completion'),
+    'Config': ('taskqueue.config.model', 'Config'),
+    'ConfigChecker': ('taskqueue.config.checker', 'Checker'),
+    'ConfigError': ('taskqueue.errors', 'ConfigError'),
+    'ConfigSection': ('taskqueue.config.section', 'ConfigSection'),
+    'Conflict': ('taskqueue.errors', 'Conflict'),
+    'DatabaseUnavailable': ('taskqueue.errors', 'DatabaseUnavailable'),
+    'Decision': ('taskqueue.store.states', 'Decision'),
+    'DecisionStats': ('taskqueue.store.analytics', 'DecisionStats'),
+    'Done': ('taskqueue.runtime.handler', 'Done'),
+    'Enqueued': ('taskqueue.store.models', 'Enqueued'),
+    'Event': ('taskqueue.store.models', 'Event'),
+    'Fail': ('taskqueue.runtime.handler', 'Fail'),
+    'Failure': ('taskqueue.store.batches', 'Failure'),
+    'Gate': ('taskqueue.runtime.gate', 'Gate'),
+    'Gated': ('taskqueue.runtime.gate', 'Gated'),
+    'GatedAction': ('taskqueue.store.models', 'GatedAction'),
+    'Handler': ('taskqueue.runtime.handler', 'Handler'),
+    'HealthCheck': ('taskqueue.maintenance.endpoints', 'HealthCheck'),
+    'Heartbeat': ('taskqueue.runtime.heartbeat', 'Heartbeat'),
+    'IncidentAlert': ('taskqueue.maintenance.alerts', 'IncidentAlert'),
+    'LEADER_LOCK_KEY': ('taskqueue.runtime.leadership', 'LEADER_LOCK_KEY'),
+    'LOG_FORMATS': ('taskqueue.runtime.process', 'LOG_FORMATS'),
+    'LOG_LEVELS': ('taskqueue.runtime.process', 'LOG_LEVELS'),
+    'Leadership': ('taskqueue.runtime.leadership', 'Leadership'),
+    'LeaseLost': ('taskqueue.errors', 'LeaseLost'),
+    'Listener': ('taskqueue.runtime.listener', 'Listener'),
+    'ListenerHub': ('taskqueue.runtime.listener', 'ListenerHub'),
+    'MASK': ('taskqueue.redact', 'MASK'),
+    'MAX_SECONDS': ('taskqueue.config.section', 'MAX_SECONDS'),
+    'MigrationError': ('taskqueue.errors', 'MigrationError'),
+    'NOTIFICATIONS_CHANNEL': ('taskqueue.store.notifications', 'NOTIFICATIONS_CHANNEL'),
+    'NewAttachment': ('taskqueue.store.models', 'NewAttachment'),
+    'NewTask': ('taskqueue.store.models', 'NewTask'),
+    'NotAnApprover': ('taskqueue.errors', 'NotAnApprover'),
+    'NotApproved': ('taskqueue.runtime.gate', 'NotApproved'),
+    'NotFound': ('taskqueue.errors', 'NotFound'),
+    'NothingHappened': ('taskqueue.runtime.gate', 'NothingHappened'),
+    'NothingToClaim': ('taskqueue.errors', 'NothingToClaim'),
+    'Notification': ('taskqueue.store.models', 'Notification'),
+    'ObservabilityServer': ('taskqueue.maintenance.endpoints', 'ObservabilityServer'),
+    'Outcome': ('taskqueue.runtime.handler', 'Outcome'),
+    'Park': ('taskqueue.runtime.handler', 'Park'),
+    'Producer': ('taskqueue.runtime.producer', 'Producer'),
+    'ProducerConfig': ('taskqueue.config.model', 'ProducerConfig'),
+    'ProducerContext': ('taskqueue.runtime.producer', 'ProducerContext'),
+    'ProducerJob': ('taskqueue.runtime.producer', 'ProducerJob'),
+    'ProducerReport': ('taskqueue.runtime.producer', 'ProducerReport'),
+    'ProducerRun': ('taskqueue.store.models', 'ProducerRun'),
+    'PruneReport': ('taskqueue.maintenance.pruner', 'PruneReport'),
+    'Pruner': ('taskqueue.maintenance.pruner', 'Pruner'),
+    'PrunerConfig': ('taskqueue.maintenance.pruner', 'PrunerConfig'),
+    'ReapReport': ('taskqueue.maintenance.reaper', 'ReapReport'),
+    'Reaper': ('taskqueue.maintenance.reaper', 'Reaper'),
+    'ReaperConfig': ('taskqueue.maintenance.reaper', 'ReaperConfig'),
+    'RedactingFilter': ('taskqueue.redact', 'RedactingFilter'),
+    'Release': ('taskqueue.runtime.handler', 'Release'),
+    'Releasing': ('taskqueue.store.batches', 'Releasing'),
+    'RemindReport': ('taskqueue.maintenance.reminders', 'RemindReport'),
+    'Reminders': ('taskqueue.maintenance.reminders', 'Reminders'),
+    'RequestLog': ('taskqueue.maintenance.requestlog', 'RequestLog'),
+    'Signal': ('taskqueue.maintenance.signals', 'Signal'),
+    'SignalConfig': ('taskqueue.maintenance.signals', 'SignalConfig'),
+    'Signals': ('taskqueue.maintenance.signals', 'Signals'),
+    'SignoffError': ('taskqueue.errors', 'SignoffError'),
+    'SliceReport': ('taskqueue.runtime.runner', 'SliceReport'),
+    'Stats': ('taskqueue.maintenance.stats', 'Stats'),
+    'Status': ('taskqueue.store.states', 'Status'),
+    'Stopping': ('taskqueue.runtime.runner', 'Stopping'),
+    'Subscription': ('taskqueue.runtime.listener', 'Subscription'),
+    'TASKS_CHANNEL': ('taskqueue.store.base', 'TASKS_CHANNEL'),
+    'TRANSIENT': ('taskqueue.errors', 'TRANSIENT'),
+    'TRANSITIONS': ('taskqueue.store.states', 'TRANSITIONS'),
+    'Task': ('taskqueue.store.models', 'Task'),
+    'TaskContext': ('taskqueue.runtime.handler', 'TaskContext'),
+    'TaskDetail': ('taskqueue.store.models', 'TaskDetail'),
+    'TaskNotFound': ('taskqueue.errors', 'TaskNotFound'),
+    'TaskQueue': ('taskqueue.store.client', 'TaskQueue'),
+    'Tick': ('taskqueue.runtime.tick', 'Tick'),
+    'TickReport': ('taskqueue.runtime.tick', 'TickReport'),
+    'UNREACHABLE_AFTER': ('taskqueue.maintenance.channels', 'UNREACHABLE_AFTER'),
+    'Vote': ('taskqueue.store.models', 'Vote'),
+    'WorkerConfig': ('taskqueue.runtime.worker', 'WorkerConfig'),
+    'WorkerPool': ('taskqueue.runtime.worker', 'WorkerPool'),
+    'apply_capabilities': ('taskqueue.config.settings', 'apply_capabilities'),
+    'bind_listen': ('taskqueue.maintenance.endpoints', 'bind_listen'),
+    'configure_logging': ('taskqueue.runtime.process', 'configure_logging'),
+    'cron_next': ('taskqueue.runtime.cron', 'cron_next'),
+    'cron_trigger': ('taskqueue.runtime.cron', 'cron_trigger'),
+    'data_dir': ('taskqueue.store.embedded', 'data_dir'),
+    'default_worker_name': ('taskqueue.runtime.worker', 'default_worker_name'),
+    'describe_dsn': ('taskqueue.store.db', 'describe'),
+    'env_crash_points': ('taskqueue.runtime.crashpoints', 'env_crash_points'),
+    'freeze_startup_objects': ('taskqueue.runtime.process', 'freeze_startup_objects'),
+    'full_jitter': ('taskqueue.runtime.backoff', 'full_jitter'),
+    'idempotency_key': ('taskqueue.runtime.gate', 'idempotency_key'),
+    'load_config': ('taskqueue.config.settings', 'load_config'),
+    'load_handler': ('taskqueue.runtime.handler', 'load_handler'),
+    'log_options': ('taskqueue.runtime.process', 'log_options'),
+    'migrate': ('taskqueue.store.migrate', 'migrate'),
+    'one_line': ('taskqueue.errors', 'one_line'),
+    'parse_listen': ('taskqueue.maintenance.endpoints', 'parse_listen'),
+    'parse_queries': ('taskqueue.store.queries', 'parse'),
+    'publish_path': ('taskqueue.config.settings', 'publish_path'),
+    'read_signals': ('taskqueue.maintenance.signals', 'read_signals'),
+    'read_stats': ('taskqueue.maintenance.stats', 'read_stats'),
+    'reaper_check': ('taskqueue.maintenance.endpoints', 'reaper_check'),
+    'redact': ('taskqueue.redact', 'redact'),
+    'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
+    'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
+    'run_main': ('taskqueue.errors', 'run_main'),
+    'run_slice': ('taskqueue.runtime.runner', 'run_slice'),
+    'secret_register': ('taskqueue.redact', 'secret_register'),
+    'secret_register_dsn': ('taskqueue.redact', 'secret_register_dsn'),
+    'secret_register_env': ('taskqueue.redact', 'secret_register_env'),
+    'secret_register_environment': ('taskqueue.redact', 'secret_register_environment'),
+    'workload_section': ('taskqueue.config.settings', 'workload_section'),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use and keep it in the module's namespace."""
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'taskqueue' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "APPROVALS_CHANNEL",

@@ -202,12 +202,28 @@ def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.set_defaults(func=cmd.caps_ls_cmd)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """--version, read from the installed package only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"signoff {_version()}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
+def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
+    """The whole parser; `plugins=False` leaves out the subcommands other packages add
+    (a built-in command does not need them, and finding them costs each run time)."""
     parser = Parser(
         prog="signoff", description="A durable PostgreSQL task queue that stops for sign-off.")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more log lines (-vv for debug)")
-    parser.add_argument("--version", action="version", version=f"signoff {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND"))
     for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
@@ -215,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
                 attachments.add_parser, init.add_parser, completion.add_parser):
         add(sub)
-    _add_plugin_commands(sub)
+    if plugins:
+        _add_plugin_commands(sub)
     manners.finish(parser)
     # `signoff completion` describes the whole parser; it finds it here, not by import.
     parser.set_defaults(root_parser=parser)
@@ -242,7 +259,10 @@ def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns (and exits with) its documented exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(plugins=False)
+    if _needs_plugins(parser, argv):
+        parser = build_parser()
     try:
         args = parser.parse_args(argv)  # --help into a closed pipe: exit 0
         level = logging.WARNING - 10 * min(args.verbose, 2)
@@ -257,6 +277,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return closed_pipe()
     return code
+
+
+def _needs_plugins(built_in: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """Whether the command line may name a plugin's command: anything but a built-in
+    command other than `completion` (which describes every command)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    return command in (None, "completion") or command not in _commands(built_in)
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    return {name for action in parser._actions
+            if isinstance(action, argparse._SubParsersAction) for name in action.choices}
 
 
 def closed_pipe() -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from taskqueue.cli.app_dir import add_app_dir, use_app_dir
@@ -19,9 +19,10 @@ from taskqueue.config.model import Config, ProducerConfig
 from taskqueue.config.settings import load_config, publish_path
 from taskqueue.errors import BadInput
 from taskqueue.runtime.cron import cron_next
-from taskqueue.runtime.handler import load_handler
 from taskqueue.runtime.periods import EXAMPLES, FORMS, canonical_period, is_future, shown
-from taskqueue.runtime.producer import ProducerJob, ProducerReport
+
+if TYPE_CHECKING:
+    from taskqueue.runtime.producer import ProducerReport
 
 
 def chosen(config: Config, capability: str, name: str | None) -> list[ProducerConfig]:
@@ -87,6 +88,10 @@ def dry_run(config: Config, capability: str, producers: list[ProducerConfig],
 
 
 async def produce_cmd(args: Any) -> int:
+    # The runtime is loaded by the command that runs a producer, not by every `signoff`.
+    from taskqueue.runtime.handler import load_handler
+    from taskqueue.runtime.producer import ProducerJob
+
     use_app_dir(args.app_dir)
     config = load_config(args.config)
     publish_path(config)

@@ -9,7 +9,7 @@ import os
 import signal
 import socket
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskqueue.cli.app_dir import add_app_dir, use_app_dir
 from taskqueue.cli.arguments import positive
@@ -17,17 +17,19 @@ from taskqueue.cli.commands import open_queue
 from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import ConfigError
-from taskqueue.maintenance.endpoints import ObservabilityServer, bind_listen, parse_listen
-from taskqueue.runtime.handler import Handler, load_handler
 from taskqueue.runtime.process import (
     LEVEL_ENV,
     LOG_FORMATS,
     LOG_LEVELS,
     freeze_startup_objects,
 )
-from taskqueue.runtime.runner import CapabilityRun
-from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
-from taskqueue.store.client import TaskQueue
+
+if TYPE_CHECKING:
+    from taskqueue.maintenance.endpoints import ObservabilityServer
+    from taskqueue.runtime.handler import Handler
+    from taskqueue.runtime.runner import CapabilityRun
+    from taskqueue.runtime.worker import WorkerConfig, WorkerPool
+    from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.worker")
 
@@ -96,6 +98,7 @@ async def run(args: Any) -> int:
         raise ConfigError("--concurrency must be at least 1")
     for cap in args.capability:
         _handler(config, args, cap)
+    from taskqueue.maintenance.endpoints import bind_listen
     sockets = bind_listen(args.metrics_listen) if args.metrics_listen else []
     try:
         return await _serve(args, config, sockets)
@@ -105,6 +108,9 @@ async def run(args: Any) -> int:
 
 
 async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int:
+    from taskqueue.maintenance.endpoints import ObservabilityServer
+    from taskqueue.runtime.worker import WorkerPool
+
     async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
         # The caps this file sets for these capabilities hold here as in the service.
         await apply_capabilities(q, config, only=args.capability)
@@ -131,6 +137,8 @@ async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int
 
 
 def _listen(value: str) -> str:
+    from taskqueue.maintenance.endpoints import parse_listen
+
     try:
         parse_listen(value)
     except ValueError as exc:
@@ -150,6 +158,7 @@ def _handler(config: Config, args: Any, capability: str) -> Handler:
     if not spec:
         raise ConfigError(f"no handler for capability {capability!r}: give --handler "
                           "module:function or a [capabilities.NAME] handler in the config")
+    from taskqueue.runtime.handler import load_handler
     return load_handler(spec)
 
 
@@ -161,11 +170,14 @@ async def _capability_run(queue: TaskQueue, config: Config, args: Any,
     if lease is None:
         lease = (await queue.capability_get(capability)).lease_seconds
     timeout = args.timeout or (cap.timeout_seconds if cap else None)
+    from taskqueue.runtime.runner import CapabilityRun
     return CapabilityRun(capability, handler, float(lease), timeout)
 
 
 def _worker_config(config: Config, args: Any, runs: Sequence[CapabilityRun],
                    http: ObservabilityServer | None = None) -> WorkerConfig:
+    from taskqueue.runtime.worker import WorkerConfig, default_worker_name
+
     concurrency = args.concurrency
     if concurrency is None:
         caps = [config.capability(r.capability) for r in runs]

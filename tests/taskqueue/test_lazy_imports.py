@@ -1,0 +1,64 @@
+"""The public API is imported on first use: `import taskqueue` loads no driver, web server or
+runtime; every public name still resolves; and a built-in `signoff` command loads neither
+aiohttp, the worker runtime nor the plugins' commands (issue 26: a CLI that answers fast)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import taskqueue
+from tests.taskqueue.cli_helpers import ROOT
+
+HEAVY = ("aiohttp", "taskqueue.runtime.worker", "taskqueue.maintenance.endpoints",
+         "bot.web.cli", "workloads.briefing.cli")
+
+
+def _loaded(code: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True, env=env)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_taskqueue_loads_nothing_heavy() -> None:
+    heavy = ("psycopg", *HEAVY)
+    found = _loaded("import json, sys, taskqueue\n"
+                    f"print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))")
+    assert found == []
+
+
+def test_every_public_name_resolves_and_is_listed() -> None:
+    for name in taskqueue.__all__:
+        assert getattr(taskqueue, name) is not None, name
+    assert set(taskqueue.__all__) <= set(dir(taskqueue))
+    assert taskqueue.TaskQueue.__module__ == "taskqueue.store.client"
+    try:
+        taskqueue.NoSuchName  # noqa: B018
+    except AttributeError as exc:
+        assert "no attribute 'NoSuchName'" in str(exc)
+    else:
+        raise AssertionError("an unknown name resolved")
+
+
+def test_a_built_in_command_loads_no_plugin_and_no_runtime(dsn: str) -> None:
+    env = {**os.environ, "DATABASE_URL": dsn}
+    found = _loaded(
+        "import json, sys\nfrom taskqueue.cli.main import main\n"
+        "code = main(['ls', '--limit', '1', '--json'])\n"
+        "print()\nloaded = sorted(m for m in " + repr(HEAVY) + " if m in sys.modules)\n"
+        "print(json.dumps({'code': code, 'loaded': loaded}))", env)
+    assert found == {"code": 0, "loaded": []}
+
+
+def test_help_and_completion_still_list_the_plugins_commands() -> None:
+    done = subprocess.run([sys.executable, "-m", "taskqueue", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert " web " in done.stdout and " briefing " in done.stdout
+    done = subprocess.run([sys.executable, "-m", "taskqueue", "completion", "bash"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert "web" in done.stdout and "briefing" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "taskqueue", "web", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert "--listen" in done.stdout
