@@ -21,7 +21,10 @@ import pytest
 from taskqueue import Reaper, Status, TaskQueue
 from tests.taskqueue.worker_helpers import events, wait_for
 from workloads.vm_ops.checkpoints import CRASH_DIR_ENV, CRASH_ENV, POINTS
+from workloads.vm_ops.driver import run_op
+from workloads.vm_ops.drivers import make_driver
 from workloads.vm_ops.handler import make_handler
+from workloads.vm_ops.ops import parse_op
 from workloads.vm_ops.settings import PASSWORD_ENV, VmSettings
 
 from .flow import (
@@ -75,6 +78,31 @@ async def test_a_reboot_that_cannot_be_proven_is_asked_about_not_repeated(
     task = await run_to_the_end(queue, handler, task_id, vcsim.mutations, crasher)
     assert task.status == Status.SUCCEEDED
     assert vcsim.mutations() == ["ResetVM_Task", "ResetVM_Task"]
+    detail = await queue.task_detail(task_id)
+    reasons = [a.request.get("reason", "") for a in detail.approvals]
+    assert len(reasons) == 2 and "it may already have happened" in reasons[1]
+
+
+async def test_a_revert_to_the_current_snapshot_that_cannot_be_proven_is_asked_about(
+        queue: TaskQueue, vcsim: VcSim) -> None:
+    # Reverting to the snapshot the VM already stands on leaves nothing to read back, so a
+    # crash after the call is asked about with the same words as a reboot.
+    settings = vcsim.settings()
+    outside = make_driver(settings)
+    try:
+        run_op(outside, parse_op({"vm": "DC0_H0_VM0", "action": "snapshot",
+                                  "snapshot": "current"}, settings))
+    finally:
+        outside.close()
+    before = vcsim.mutations()
+    crasher = Crasher(["act.issued"])
+    handler = make_handler(settings, checkpoint=crasher)
+    task_id = await enqueue(queue, "DC0_H0_VM0", "revert", snapshot="current")
+    since = len(before)
+    task = await run_to_the_end(queue, handler, task_id, lambda: vcsim.mutations()[since:],
+                                crasher)
+    assert task.status == Status.SUCCEEDED
+    assert vcsim.mutations()[since:] == ["RevertToSnapshot_Task"] * 2
     detail = await queue.task_detail(task_id)
     reasons = [a.request.get("reason", "") for a in detail.approvals]
     assert len(reasons) == 2 and "it may already have happened" in reasons[1]
