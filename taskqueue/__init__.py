@@ -133,6 +133,11 @@ if TYPE_CHECKING:
     from taskqueue.store.queries import parse as parse_queries
     from taskqueue.store.states import TRANSITIONS, Decision, Status
 
+# `redact` names both a submodule and a function. Importing the submodule (which most of
+# the core does) sets the package's attribute `redact` to the module, so the function is
+# bound here, after that import, as a plain import would; the module is light.
+from taskqueue.redact import redact
+
 # Each public name and the module that defines it.
 _EXPORTS: dict[str, tuple[str, str]] = {
     'APPROVALS_CHANNEL': ('taskqueue.store.base', 'APPROVALS_CHANNEL'),

@@ -18,9 +18,6 @@ import threading
 from collections.abc import Mapping
 from urllib.parse import quote, unquote, urlsplit
 
-import psycopg
-from psycopg.conninfo import conninfo_to_dict
-
 MASK = "[redacted]"
 # Shorter values are not registered: they cannot be told apart from ordinary words, and
 # masking every "abc" in every log line would hide more than it protects.
@@ -80,6 +77,9 @@ def secret_register_dsn(dsn: str | None) -> None:
 
 def _dsn_passwords(dsn: str) -> list[str | None]:
     """The password as libpq reads it, and as written in a URL (percent-encoded or not)."""
+    import psycopg  # here, so `import taskqueue` (which binds `redact` at once) stays light
+    from psycopg.conninfo import conninfo_to_dict
+
     found: list[str | None] = []
     with contextlib.suppress(psycopg.Error):  # unparsable: the URL's spelling still counts
         found.append(str(conninfo_to_dict(dsn).get("password") or ""))

@@ -62,3 +62,13 @@ def test_help_and_completion_still_list_the_plugins_commands() -> None:
     done = subprocess.run([sys.executable, "-m", "taskqueue", "web", "--help"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=True)
     assert "--listen" in done.stdout
+
+
+def test_a_public_name_that_is_also_a_module_is_the_function() -> None:
+    # `taskqueue.redact` is a submodule and `taskqueue.redact` the function: importing the
+    # submodule first (as the store does) must not leave the module in the function's place.
+    found = _loaded("import json\nimport taskqueue.store.client\n"
+                    "from taskqueue import redact, secret_register\n"
+                    "secret_register('hush-hush-42')\n"
+                    "print(json.dumps(redact('a hush-hush-42 b')))")
+    assert found == "a [redacted] b"
