@@ -19,6 +19,7 @@ from taskqueue.config.model import Config, ProducerConfig
 from taskqueue.config.settings import load_config, publish_path
 from taskqueue.errors import BadInput
 from taskqueue.runtime.cron import cron_next
+from taskqueue.runtime.handler import load_handler
 from taskqueue.runtime.periods import EXAMPLES, FORMS, canonical_period, is_future, shown
 
 if TYPE_CHECKING:
@@ -88,8 +89,7 @@ def dry_run(config: Config, capability: str, producers: list[ProducerConfig],
 
 
 async def produce_cmd(args: Any) -> int:
-    # The runtime is loaded by the command that runs a producer, not by every `signoff`.
-    from taskqueue.runtime.handler import load_handler
+    # The producer runtime is loaded by the command that runs one, not by every `signoff`.
     from taskqueue.runtime.producer import ProducerJob
 
     use_app_dir(args.app_dir)

@@ -146,6 +146,9 @@ class _Reader:
     def number(self, key: str, default: float, *, whole: bool = False) -> Any:
         return self.check.positive(self.raw, key, default, whole=whole)
 
+    def seconds(self, key: str, default: float) -> Any:
+        return self.check.seconds(self.raw, key, default)
+
     def path(self, key: str, base: Path, default: Path) -> Path:
         value = self.raw.get(key)
         if value is None:
@@ -173,8 +176,8 @@ def _build(capability: str, raw: Mapping[str, Any], base: Path,
         artifacts=r.globs("artifacts"),
         work_dir=r.path("work_dir", base, home / "work"),
         store=r.path("store", base, home / "artifacts"),
-        timeout=r.check.seconds(r.raw, "timeout_seconds", 3600.0),
-        git_timeout=r.check.seconds(r.raw, "git_timeout_seconds", 600.0),
+        timeout=r.seconds("timeout_seconds", 3600.0),
+        git_timeout=r.seconds("git_timeout_seconds", 600.0),
         log_max_bytes=r.number("log_max_bytes", 50_000_000, whole=True),
         log_tail_bytes=r.number("log_tail_bytes", 8_000, whole=True),
         max_artifact_bytes=r.number("max_artifact_bytes", 4_000_000_000, whole=True),
@@ -189,7 +192,7 @@ def _build(capability: str, raw: Mapping[str, Any], base: Path,
 
 def _ios(r: _Reader, s: BuildSettings) -> BuildSettings:
     return replace(s, upload_command=r.command("upload_command", PLACEHOLDERS),
-                   upload_timeout=r.check.seconds(r.raw, "upload_timeout_seconds", 1800.0))
+                   upload_timeout=r.seconds("upload_timeout_seconds", 1800.0))
 
 
 def _roblox(r: _Reader, s: BuildSettings) -> BuildSettings:
@@ -206,6 +209,6 @@ def _roblox(r: _Reader, s: BuildSettings) -> BuildSettings:
             r.number(key, 1, whole=True)
     return replace(s, base_url=base_url, version_type=version_type,
                    universe_id=ids["universe_id"], place_id=ids["place_id"],
-                   publish_timeout=r.check.seconds(r.raw, "publish_timeout_seconds", 300.0),
-                   retry_after_cap=r.check.seconds(r.raw, "retry_after_cap_seconds", 300.0),
+                   publish_timeout=r.seconds("publish_timeout_seconds", 300.0),
+                   retry_after_cap=r.seconds("retry_after_cap_seconds", 300.0),
                    max_publish_retries=r.number("max_publish_retries", 5, whole=True))
