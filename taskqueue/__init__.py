@@ -138,7 +138,7 @@ if TYPE_CHECKING:
 # bound here, after that import, as a plain import would; the module is light.
 from taskqueue.redact import redact
 
-# Each public name and the module that defines it.
+# Each public name (but `redact`, bound above) and the module that defines it.
 _EXPORTS: dict[str, tuple[str, str]] = {
     'APPROVALS_CHANNEL': ('taskqueue.store.base', 'APPROVALS_CHANNEL'),
     'ActionUncertain': ('taskqueue.runtime.gate', 'ActionUncertain'),
@@ -266,7 +266,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'read_signals': ('taskqueue.maintenance.signals', 'read_signals'),
     'read_stats': ('taskqueue.maintenance.stats', 'read_stats'),
     'reaper_check': ('taskqueue.maintenance.endpoints', 'reaper_check'),
-    'redact': ('taskqueue.redact', 'redact'),
     'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
     'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
     'run_main': ('taskqueue.errors', 'run_main'),

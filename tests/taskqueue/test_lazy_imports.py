@@ -4,10 +4,13 @@ aiohttp, the worker runtime nor the plugins' commands (issue 26: a CLI that answ
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import taskqueue
 from tests.taskqueue.cli_helpers import ROOT
@@ -72,3 +75,17 @@ def test_a_public_name_that_is_also_a_module_is_the_function() -> None:
                     "secret_register('hush-hush-42')\n"
                     "print(json.dumps(redact('a hush-hush-42 b')))")
     assert found == "a [redacted] b"
+
+
+def test_the_three_lists_of_public_names_agree() -> None:
+    # __init__.py names each public name three times: the imports mypy and import-linter
+    # read, the table of lazy imports, and __all__. A name added to one must be in all.
+    tree = ast.parse(Path(taskqueue.__file__).read_text("utf-8"))
+    typed = {alias.asname or alias.name for node in ast.walk(tree)
+             if isinstance(node, ast.If) for inner in node.body
+             if isinstance(inner, ast.ImportFrom) for alias in inner.names}
+    eager = {"redact"}
+    lazy = taskqueue._EXPORTS
+    assert typed == set(taskqueue.__all__) == set(lazy) | eager
+    for name, (module, attribute) in lazy.items():
+        assert getattr(importlib.import_module(module), attribute) is getattr(taskqueue, name)
