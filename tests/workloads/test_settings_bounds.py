@@ -113,3 +113,18 @@ def test_a_workloads_bad_number_stops_the_real_commands_before_anything_is_writt
     assert "workloads.code_changes.agent_timeout_seconds: must be a number above 0 and at " \
            f"most 2,592,000, not inf ({path}, line 5)" in line, line
     assert count(dsn, "SELECT count(*) FROM capabilities") == 0
+
+
+@pytest.mark.parametrize(("workload", "text", "key", "line"), [
+    ("job_applications", f"{JOBS}{MODEL}timeout_seconds = inf\n", "model.timeout_seconds", 6),
+    ("code_changes", f'{CODE}[workloads.code_changes.github]\napi_url = "https://x.example"\n'
+                     "timeout_seconds = 0\n", "github.timeout_seconds", 4),
+])
+def test_a_key_of_a_sub_table_is_named_with_its_table_and_line(
+        tmp_path: Path, workload: str, text: str, key: str, line: int) -> None:
+    path = _file(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        LOADERS[workload](path)
+    said = str(err.value)
+    assert said.startswith(f"workloads.{workload}.{key}: must be a number above 0"), said
+    assert said.endswith(f" ({path}, line {line})"), said

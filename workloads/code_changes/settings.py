@@ -227,7 +227,7 @@ def _github(raw: Any, env: Mapping[str, str]) -> GitHubSettings | None:
     if repo is not None and (not isinstance(repo, str) or repo.count("/") != 1):
         raise _fail("github.repo", f"must look like owner/name, not {repo!r}")
     return GitHubSettings(api_url=api_url, repo=repo,
-                          timeout=_CHECK.seconds(raw, "timeout_seconds", 30.0),
+                          timeout=_CHECK.seconds(raw, "timeout_seconds", 30.0, prefix="github."),
                           token=env.get(TOKEN_ENV, ""))
 
 

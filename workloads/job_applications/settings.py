@@ -216,6 +216,6 @@ def _model(raw: Any, env: Mapping[str, str]) -> ModelConfig | None:
         base_url=base_url,
         api_key=env.get(KEY_ENV, ""),
         model=_CHECK.text(raw, "model", prefix="model."),
-        timeout=_CHECK.seconds(raw, "timeout_seconds", 60.0),
+        timeout=_CHECK.seconds(raw, "timeout_seconds", 60.0, prefix="model."),
         temperature=_CHECK.number(raw, "temperature", 0.2, 0, 2, prefix="model."),
     )
