@@ -48,6 +48,11 @@ class Config:
     checkpoint: bool = True
     repeat: int = 3
     resume_approvals: int = 0  # 0: approve → resume is not measured
+    only: tuple[str, ...] = ()  # the parts to run (PARTS); empty: all of them
+
+
+# The run's parts, in the order they run; `--only` picks some.
+PARTS = ("enqueue", "drain", "compare", "finished")
 
 
 QUICK = Config(tasks=200, batch=50, finished_rows=20_000, latency_tasks=200, repeat=1)
@@ -93,22 +98,29 @@ async def figures_run(dsn: str, config: Config) -> dict[str, Any]:
     """Every figure of the benchmark, measured on the migrated database at `dsn`."""
     started = time.perf_counter()
     doc: dict[str, Any] = {"parameters": asdict(config), "machine": await machine_info(dsn)}
+    parts = config.only or PARTS
+    doc["exactly_once"] = True
     async with TaskQueue.connect(dsn, min_size=1, max_size=2) as q:
-        log.info("enqueue tasks=%d batch=%d", config.tasks, config.batch)
-        doc["enqueue_single"] = await enqueue_single(q, config.tasks)
-        doc["enqueue_batched"] = await enqueue_batched(q, config.tasks, config.batch)
-        doc["drain"] = await drain_figures(q, dsn, config)
-        doc["exactly_once"] = all(d["exactly_once"] for d in doc["drain"])
-        # The peers first: their tables start as small as Signoff's (figure 4's million
-        # rows would otherwise sit in Signoff's table only).
-        log.info("side by side with the peers, repeat=%d", config.repeat)
-        doc["compare"] = await compare(q, dsn, tasks=config.tasks, batch=config.batch,
-                                       claimers=config.claimers, repeat=config.repeat)
-        log.info("claim latency finished_rows=%d", config.finished_rows)
-        doc["claim_with_finished_rows"] = await finished_rows_latency(
-            q, dsn, rows=config.finished_rows, tasks=config.latency_tasks, batch=config.batch,
-            max_running=config.max_running, checkpoint=config.checkpoint)
-        doc["exactly_once"] = doc["exactly_once"] and doc["compare"]["exactly_once"]
+        if "enqueue" in parts:
+            log.info("enqueue tasks=%d batch=%d", config.tasks, config.batch)
+            doc["enqueue_single"] = await enqueue_single(q, config.tasks)
+            doc["enqueue_batched"] = await enqueue_batched(q, config.tasks, config.batch)
+        if "drain" in parts:
+            doc["drain"] = await drain_figures(q, dsn, config)
+            doc["exactly_once"] = all(d["exactly_once"] for d in doc["drain"])
+        if "compare" in parts:
+            # The peers first: their tables start as small as Signoff's (figure 4's million
+            # rows would otherwise sit in Signoff's table only).
+            log.info("side by side with the peers, repeat=%d", config.repeat)
+            doc["compare"] = await compare(q, dsn, tasks=config.tasks, batch=config.batch,
+                                           claimers=config.claimers, repeat=config.repeat)
+            doc["exactly_once"] = doc["exactly_once"] and doc["compare"]["exactly_once"]
+        if "finished" in parts:
+            log.info("claim latency finished_rows=%d", config.finished_rows)
+            doc["claim_with_finished_rows"] = await finished_rows_latency(
+                q, dsn, rows=config.finished_rows, tasks=config.latency_tasks,
+                batch=config.batch, max_running=config.max_running,
+                checkpoint=config.checkpoint)
         if config.resume_approvals:
             log.info("approve → resume approvals=%d", config.resume_approvals)
             doc["approve_resume"] = await approve_resume(dsn, config.resume_approvals)
@@ -139,6 +151,15 @@ def claimer_counts(text: str) -> tuple[int, ...]:
     return tuple(positive(part) for part in text.split(","))
 
 
+def part_names(text: str) -> tuple[str, ...]:
+    """argparse type: some of the run's parts, such as compare,finished."""
+    names = tuple(text.split(","))
+    unknown = [n for n in names if n not in PARTS]
+    if unknown or not text:
+        raise argparse.ArgumentTypeError(f"{text!r}: the parts are {', '.join(PARTS)}")
+    return names
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--dsn", default=ADMIN_DSN, help="admin DSN used to create the database")
@@ -154,6 +175,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=positive, help="interleaved repetitions of the peers (3)")
     p.add_argument("--resume-approvals", type=non_negative, metavar="N",
                    help="also time approve → resume over N approvals (default 0: skip)")
+    p.add_argument("--only", type=part_names, metavar="PARTS",
+                   help=f"run only these parts, comma-separated ({','.join(PARTS)})")
     p.add_argument("--processes", action="store_true", help="one process per claimer")
     p.add_argument("--no-checkpoint", dest="checkpoint", action="store_false",
                    help="skip the CHECKPOINT after loading the finished rows")
@@ -163,7 +186,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def config_from(args: argparse.Namespace) -> Config:
     """--quick's sizes (or the full run's), overridden by any size given explicitly."""
     names = ("tasks", "batch", "finished_rows", "latency_tasks", "max_running", "claimers",
-             "repeat", "resume_approvals")
+             "repeat", "resume_approvals", "only")
     given = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
     return replace(QUICK if args.quick else Config(), processes=args.processes,
                    checkpoint=args.checkpoint, **given)

@@ -17,6 +17,8 @@ log = logging.getLogger("signoff.bench")
 
 CAPABILITY = "bench.latency"
 OTHER = "bench.other"
+# The bare claim's own pending rows, in the same table beside the same finished rows.
+BARE = "bench.bare"
 EMPTY_CLAIMS = 200
 
 # Succeeded tasks spread over the last 30 days, oldest first, as a month of history would be.
@@ -38,6 +40,25 @@ SELECT %(capability)s, s.status, jsonb_build_object('i', g), now() - interval '1
 FROM generate_series(1, %(rows)s) AS g,
      LATERAL (SELECT CASE WHEN g %% 100 = 0 THEN 'pending' WHEN g %% 10 = 0 THEN 'failed'
                           ELSE 'succeeded' END) AS s(status)"""
+
+# The yardstick of goal 5: the textbook claim, one FOR UPDATE SKIP LOCKED statement in
+# autocommit, on Signoff's own table (its indexes, its trigger, the million rows), setting
+# what a running row must hold. No event, no approval lookup, no cap: what the claim costs
+# the disk and the server before Signoff's rules. Completed the same way, untimed.
+_BARE_CLAIM = """
+UPDATE tasks SET status = 'running', worker = %(worker)s, claim_token = gen_random_uuid(),
+       lease_expires_at = now() + interval '300 seconds',
+       first_claimed_at = COALESCE(first_claimed_at, now())
+WHERE id = (SELECT id FROM tasks
+            WHERE capability = %(capability)s AND status IN ('pending', 'approved')
+              AND run_after <= now()
+            ORDER BY (status = 'approved') DESC, priority DESC, id
+            LIMIT 1 FOR UPDATE SKIP LOCKED)
+RETURNING id"""
+_BARE_COMPLETE = """
+UPDATE tasks SET status = 'succeeded', finished_at = now(), worker = NULL, claim_token = NULL,
+       lease_expires_at = NULL
+WHERE id = %(id)s AND status = 'running'"""
 
 _TABLE_SIZE = """
 SELECT count(*) AS rows, pg_size_pretty(pg_total_relation_size('tasks')) AS size FROM tasks"""
@@ -116,15 +137,49 @@ async def claim_complete_loop(q: TaskQueue, tasks: int, capability: str = CAPABI
     return claims, rounds
 
 
+async def claim_beside_bare(q: TaskQueue, dsn: str, tasks: int
+                            ) -> tuple[list[float], list[float], list[float]]:
+    """Signoff's claim and the bare SKIP LOCKED claim, interleaved one for one, so both see
+    the same disk and the same load: Signoff's claim and claim+complete seconds, and the
+    bare claim's seconds."""
+    claims: list[float] = []
+    rounds: list[float] = []
+    bare: list[float] = []
+    worker = "bench-latency"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for _ in range(tasks):
+            start = time.perf_counter()
+            task, claim_s = await timed(q.task_claim(CAPABILITY, worker))
+            if task is None:
+                raise RuntimeError(f"{CAPABILITY} ran out of tasks after {len(claims)} claims")
+            await q.task_complete(task.id, worker, claim=task.claim)
+            claims.append(claim_s)
+            rounds.append(time.perf_counter() - start)
+            params = {"capability": BARE, "worker": worker}
+            cur, bare_s = await timed(conn.execute(_BARE_CLAIM, params, prepare=True))
+            row = await cur.fetchone()
+            if row is None:
+                raise RuntimeError(f"{BARE} ran out of tasks after {len(bare)} claims")
+            await conn.execute(_BARE_COMPLETE, {"id": row[0]}, prepare=True)
+            bare.append(bare_s)
+    return claims, rounds, bare
+
+
 async def claim_latency(q: TaskQueue, dsn: str, tasks: int, batch: int) -> dict[str, Any]:
-    """One worker's claim latency over `tasks` pending tasks beside the finished rows, then
-    that of a claim that finds nothing (what idle workers poll)."""
+    """One worker's claim latency over `tasks` pending tasks beside the finished rows,
+    interleaved with as many bare SKIP LOCKED claims (goal 5's yardstick), then that of a
+    claim that finds nothing (what idle workers poll)."""
     await enqueue_ids(q, CAPABILITY, tasks, batch)
+    await enqueue_ids(q, BARE, tasks, batch)
     plan = await claim_explain(dsn, CAPABILITY)
-    claims, rounds = await claim_complete_loop(q, tasks)
+    claims, rounds, bare = await claim_beside_bare(q, dsn, tasks)
     empty = [(await timed(q.task_claim(CAPABILITY, "bench-idle")))[1]
              for _ in range(min(EMPTY_CLAIMS, tasks))]
-    return {"tasks": tasks, "claim": latency_ms(claims), "claim_complete": latency_ms(rounds),
+    claim, bare_claim = latency_ms(claims), latency_ms(bare)
+    p99, bare_p99 = claim["p99_ms"], bare_claim["p99_ms"]
+    return {"tasks": tasks, "claim": claim, "claim_complete": latency_ms(rounds),
+            "bare_claim": bare_claim,
+            "p99_vs_bare": round(p99 / bare_p99, 2) if p99 and bare_p99 else None,
             "empty_claim": latency_ms(empty), "explain": plan}
 
 

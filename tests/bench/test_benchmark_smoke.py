@@ -46,8 +46,10 @@ async def test_benchmark_reports_every_figure_and_exactly_once(dsn: str) -> None
     latency = doc["claim_with_finished_rows"]
     assert latency["finished_rows"] == 1000
     for path in ("uncapped", "capped"):
-        assert {"claim", "claim_complete", "empty_claim", "explain"} <= set(latency[path])
+        assert {"claim", "claim_complete", "bare_claim", "empty_claim", "explain",
+                "p99_vs_bare"} <= set(latency[path])
         assert latency[path]["claim"]["n"] == TINY.latency_tasks
+        assert latency[path]["bare_claim"]["n"] == TINY.latency_tasks
         assert isinstance(latency[path]["explain"]["uses_claimable_index"], bool)
         assert latency[path]["explain"]["statements"] >= 1
     assert latency["capped"]["max_running"] == TINY.max_running
