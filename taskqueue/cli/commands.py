@@ -20,7 +20,6 @@ from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments, read_
 from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.config.settings import load_config
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
-from taskqueue.maintenance.reaper import Reaper, ReaperConfig
 from taskqueue.maintenance.signals import read_signals
 from taskqueue.store.checks import Limits
 from taskqueue.store.client import NewTask, TaskQueue
@@ -184,6 +183,8 @@ async def cancel_cmd(args: Any) -> int:
 
 
 async def reap_cmd(args: Any) -> int:
+    from taskqueue.maintenance.reaper import Reaper, ReaperConfig  # `signoff reap` only
+
     config = ReaperConfig(orphan_after=args.orphan_after) if args.orphan_after else None
     async with open_queue() as queue:
         report = await Reaper(queue, config).run_once()

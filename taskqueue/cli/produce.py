@@ -18,8 +18,6 @@ from taskqueue.cli.output import print_json, safe
 from taskqueue.config.model import Config, ProducerConfig
 from taskqueue.config.settings import load_config, publish_path
 from taskqueue.errors import BadInput
-from taskqueue.runtime.cron import cron_next
-from taskqueue.runtime.handler import load_handler
 from taskqueue.runtime.periods import EXAMPLES, FORMS, canonical_period, is_future, shown
 
 if TYPE_CHECKING:
@@ -75,6 +73,8 @@ def _line(r: ProducerReport) -> str:
 def dry_run(config: Config, capability: str, producers: list[ProducerConfig],
             as_json: bool) -> int:
     """Print each producer's next three fire times in the config's time zone; no database."""
+    from taskqueue.runtime.cron import cron_next  # APScheduler's cron, for this command only
+
     rows = [{"name": p.name, "capability": capability, "cron": p.cron,
              "timezone": config.timezone,
              "next": [t.isoformat() for t in cron_next(p.cron, config.timezone)]}
@@ -90,6 +90,7 @@ def dry_run(config: Config, capability: str, producers: list[ProducerConfig],
 
 async def produce_cmd(args: Any) -> int:
     # The producer runtime is loaded by the command that runs one, not by every `signoff`.
+    from taskqueue.runtime.handler import load_handler
     from taskqueue.runtime.producer import ProducerJob
 
     use_app_dir(args.app_dir)

@@ -17,7 +17,6 @@ from taskqueue.cli.commands import open_queue
 from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import ConfigError
-from taskqueue.runtime.handler import Handler, load_handler
 from taskqueue.runtime.process import (
     LEVEL_ENV,
     LOG_FORMATS,
@@ -27,6 +26,7 @@ from taskqueue.runtime.process import (
 
 if TYPE_CHECKING:
     from taskqueue.maintenance.endpoints import ObservabilityServer
+    from taskqueue.runtime.handler import Handler
     from taskqueue.runtime.runner import CapabilityRun
     from taskqueue.runtime.worker import WorkerConfig, WorkerPool
     from taskqueue.store.client import TaskQueue
@@ -158,6 +158,8 @@ def _handler(config: Config, args: Any, capability: str) -> Handler:
     if not spec:
         raise ConfigError(f"no handler for capability {capability!r}: give --handler "
                           "module:function or a [capabilities.NAME] handler in the config")
+    from taskqueue.runtime.handler import load_handler  # this command's own runtime
+
     return load_handler(spec)
 
 

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from taskqueue.config.checker import Checker, KeyPath
 from taskqueue.config.model import Config
 from taskqueue.errors import ConfigError
-from taskqueue.runtime.cron import cron_trigger
-from taskqueue.runtime.handler import load_handler
 
 
 def check_timezone(c: Checker, key: KeyPath, name: str) -> None:
@@ -22,6 +20,10 @@ def check_timezone(c: Checker, key: KeyPath, name: str) -> None:
 
 def check_cron(c: Checker, key: KeyPath, expr: str, tz: str) -> None:
     """A five-field crontab expression (or a nickname such as @daily) APScheduler accepts."""
+    # Imported here, as load_handler below: a command run without a config file (most
+    # CLI calls) checks no schedule and no handler, and so never pays for their modules.
+    from taskqueue.runtime.cron import cron_trigger
+
     try:
         cron_trigger(expr, tz)
     except ValueError as exc:
@@ -44,6 +46,8 @@ def check_imports(config: Config, c: Checker) -> None:
 
 
 def _import(c: Checker, key: KeyPath, spec: str, what: str) -> list[Callable[[Config], None]]:
+    from taskqueue.runtime.handler import load_handler
+
     try:
         load_handler(spec, what=what)
     except ConfigError as exc:
