@@ -103,7 +103,8 @@ async def claim_explain(dsn: str, capability: str) -> dict[str, Any]:
     """The plans of the statements one claim runs inside signoff_claim (a plain EXPLAIN of
     the call would show only the function scan), rolled back so nothing is claimed. The
     third call is the one kept: by then the function's plans are cached, as in a worker."""
-    params = {"capability": capability, "worker": "bench-explain", "lease": None, "n": 1}
+    params = {"capability": capability, "worker": "bench-explain", "lease": None, "n": 1,
+              "answered_only": False}
     plans: list[str] = []
     async with await psycopg.AsyncConnection.connect(dsn) as conn:
         conn.add_notice_handler(lambda d: plans.append(d.message_primary or ""))

@@ -1,7 +1,9 @@
-"""The handlers `signoff worker` runs in the bench: a no-op, and one that waits for approval."""
+"""The handlers `signoff worker` runs in the bench: a no-op, one that waits for approval, and
+bulk work beside it."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from taskqueue import Done, Outcome, Park, Task, TaskContext
@@ -18,3 +20,13 @@ async def approval_resume(task: Task, ctx: TaskContext) -> Outcome:
     if task.decision is None:
         return Park("Resume?", request={"bench": "approve → resume"})
     return Done({"resumed_at": time.time(), "decision": task.decision.value})
+
+
+async def bulk_or_resume(task: Task, ctx: TaskContext) -> Outcome:
+    """Bulk work (`{"bulk_ms": N}`: sleep N ms, then finish) beside approval_resume's
+    tasks, in one capability and one worker: bench.resume's load."""
+    bulk_ms = task.payload.get("bulk_ms")
+    if bulk_ms is not None:
+        await asyncio.sleep(float(bulk_ms) / 1000)
+        return Done()
+    return await approval_resume(task, ctx)

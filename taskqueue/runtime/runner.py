@@ -102,9 +102,11 @@ async def claim_one(queue: TaskQueue, run: CapabilityRun, worker: str) -> Task |
     return task
 
 
-async def claim_many(queue: TaskQueue, run: CapabilityRun, worker: str, n: int) -> list[Task]:
+async def claim_many(queue: TaskQueue, run: CapabilityRun, worker: str, n: int, *,
+                     answered_only: bool = False) -> list[Task]:
     """Claim up to `n` tasks of `run.capability` in one statement and log each transition."""
-    tasks = await queue.task_claim_many(run.capability, worker, n, lease=run.lease)
+    tasks = await queue.task_claim_many(run.capability, worker, n, lease=run.lease,
+                                        answered_only=answered_only)
     for task in tasks:
         log_transition(task, claimed_from(task), "running", worker)
     return tasks

@@ -1,4 +1,5 @@
-"""WorkerPool: N slots claiming and running tasks of some capabilities until told to stop."""
+"""WorkerPool: N slots claiming and running tasks of some capabilities until told to stop,
+and one more slot for the tasks a person answered."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.listener import Listener
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
+from taskqueue.store.base import ANSWERS_CHANNEL
 from taskqueue.store.client import TASKS_CHANNEL, TaskQueue
 from taskqueue.store.models import Task
 
@@ -47,9 +49,12 @@ SliceObserver = Callable[[str, str, float], None]
 @dataclass(frozen=True)
 class WorkerConfig:
     """A pool's settings: slots, the polling fallback, the shutdown grace and its name;
-    `on_slice` (optional) is called after each slice, e.g. to feed a metrics histogram."""
+    `on_slice` (optional) is called after each slice, e.g. to feed a metrics histogram.
+    `answer_slots` run tasks a person answered while the `concurrency` slots are all busy,
+    so an answer never queues behind bulk work (0: answers wait for a free slot)."""
 
     concurrency: int = 1
+    answer_slots: int = 1
     poll_interval: float = DEFAULT_POLL_INTERVAL
     grace: float = DEFAULT_GRACE
     name: str = field(default_factory=default_worker_name)
@@ -108,11 +113,16 @@ class WorkerPool:
         self._health = _Health(self.name)
         self._wake = asyncio.Event()
         self._slices: set[asyncio.Task[None]] = set()
+        # The slices in answer slots (also in _slices, for the grace and the stop), and
+        # whether a person answered a task of ours since the last claim of answers.
+        self._answering: set[asyncio.Task[None]] = set()
+        self._answered = False
 
     @property
     def _running(self) -> int:
-        """Slices whose handler still runs (an outcome on its way to the database is not)."""
-        return len(self._slices) - self.outcomes.outstanding
+        """Slices in the `concurrency` slots whose handler still runs (an outcome on its
+        way to the database is not; an answer slot's outcome is applied by its slice)."""
+        return len(self._slices) - len(self._answering) - self.outcomes.outstanding
 
     def stop(self) -> None:
         """Begin a graceful stop (safe to call from a signal handler, more than once)."""
@@ -163,10 +173,12 @@ class WorkerPool:
 
         def on_notify(channel: str, payload: str | None) -> None:
             if payload is None or payload in wanted:
+                # None: the connection came back and may have missed an answer.
+                self._answered = self._answered or payload is None or channel == ANSWERS_CHANNEL
                 self.wake()
 
         # One connection per process and database: the other pools and parts share it.
-        self.listener = Listener(self.dsn, [TASKS_CHANNEL], on_notify)
+        self.listener = Listener(self.dsn, [TASKS_CHANNEL, ANSWERS_CHANNEL], on_notify)
         await self.listener.run()
 
     async def _claim_loop(self) -> None:
@@ -174,12 +186,20 @@ class WorkerPool:
         while not self.stopping.requested.is_set():
             self._wake.clear()
             free = self.config.concurrency - self._running
-            if free <= 0:
-                await self._wake.wait()  # a slice ending (or stop) sets it
+            answers = self.config.answer_slots - len(self._answering)
+            if free <= 0 and not (self._answered and answers > 0):
+                await self._wake.wait()  # a slice ending, an answer (or stop) sets it
                 continue
+            # A claim with free slots takes answered work first (the claim's order).
+            self._answered = False
             try:
+                if free <= 0:
+                    for task, run in await self._claim_batch(turn, answers, answered=True):
+                        self._start(task, run, answer=True)
+                    continue
                 claimed = await self._claim_batch(turn, free)
             except TRANSIENT as exc:
+                self._answered = self._answered or free <= 0  # still unclaimed
                 await self._idle(self._health.failed(exc))
                 continue
             except Exception:
@@ -192,34 +212,41 @@ class WorkerPool:
             if len(claimed) < free:
                 await self._idle(self.config.poll_interval)
 
-    async def _claim_batch(self, turn: int, free: int) -> list[tuple[Task, CapabilityRun]]:
-        """Up to `free` tasks, one claim per capability, starting at a different one per
-        turn (round robin)."""
+    async def _claim_batch(self, turn: int, free: int, *, answered: bool = False
+                           ) -> list[tuple[Task, CapabilityRun]]:
+        """Up to `free` tasks (only answered ones if `answered`), one claim per capability,
+        starting at a different one per turn (round robin)."""
         claimed: list[tuple[Task, CapabilityRun]] = []
         for k in range(len(self.runs)):
             run = self.runs[(turn + k) % len(self.runs)]
-            tasks = await claim_many(self.queue, run, self.name, free - len(claimed))
+            tasks = await claim_many(self.queue, run, self.name, free - len(claimed),
+                                     answered_only=answered)
             self._health.ok()
             claimed.extend((task, run) for task in tasks)
             if len(claimed) >= free:
                 break
         return claimed
 
-    def _start(self, task: Task, run: CapabilityRun) -> None:
-        slice_ = asyncio.create_task(self._run(task, run), name=f"slice-{task.id}")
+    def _start(self, task: Task, run: CapabilityRun, *, answer: bool = False) -> None:
+        slice_ = asyncio.create_task(self._run(task, run, answer), name=f"slice-{task.id}")
         self._slices.add(slice_)
+        if answer:
+            self._answering.add(slice_)
         slice_.add_done_callback(self._ended)
 
     def _ended(self, slice_: asyncio.Task[None]) -> None:
         self._slices.discard(slice_)
+        self._answering.discard(slice_)
         self.wake()
 
-    async def _run(self, task: Task, run: CapabilityRun) -> None:
+    async def _run(self, task: Task, run: CapabilityRun, answer: bool = False) -> None:
         started = time.monotonic()
         outcome = "crashed"
         try:
+            # An answer slot applies its own outcome: the batch's bookkeeping counts the
+            # `concurrency` slots' outcomes only.
             report = await run_slice(self.queue, task, run, self.name, self.stopping,
-                                     self.outcomes)
+                                     None if answer else self.outcomes)
             self.reports.append(report)
             self.slices += 1
             outcome = report.outcome

@@ -17,6 +17,9 @@ from taskqueue.store.queries import query
 
 TASKS_CHANNEL = "signoff_tasks"
 APPROVALS_CHANNEL = "signoff_approvals"
+# A person answered a task of the capability in the payload (approved or revised): a worker
+# whose slots are all busy runs it in its answer slot (runtime/worker.py).
+ANSWERS_CHANNEL = "signoff_answers"
 
 Conn = AsyncConnection[dict[str, Any]]
 

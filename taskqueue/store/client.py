@@ -25,7 +25,14 @@ from taskqueue.errors import (
 from taskqueue.redact import redact
 from taskqueue.store import rows
 from taskqueue.store.analytics import AnalyticsMixin
-from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, Conn, QueueBase, jsonb
+from taskqueue.store.base import (
+    ANSWERS_CHANNEL,
+    APPROVALS_CHANNEL,
+    TASKS_CHANNEL,
+    Conn,
+    QueueBase,
+    jsonb,
+)
 from taskqueue.store.batches import BatchesMixin
 from taskqueue.store.checks import (
     MAX_ERROR_CHARS,
@@ -163,15 +170,19 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         return found[0] if found else None
 
     async def task_claim_many(self, capability: str, worker: str, n: int, *,
-                              lease: float | None = None) -> list[Task]:
-        """Take up to `n` claimable tasks in one statement, in claim order; caps stay exact."""
+                              lease: float | None = None,
+                              answered_only: bool = False) -> list[Task]:
+        """Take up to `n` claimable tasks in one statement, in claim order; caps stay exact.
+        With `answered_only`, only tasks a person answered (approved or revised), which a
+        worker's answer slot runs while its other slots are busy."""
         check_capability(capability)
         check_name(worker, "the worker name", required=True)
         if lease is not None and lease <= 0:
             raise BadInput("the lease must be a positive number of seconds")
         if n < 1:
             raise BadInput("n must be at least 1")
-        params = {"capability": capability, "worker": worker, "lease": lease, "n": n}
+        params = {"capability": capability, "worker": worker, "lease": lease, "n": n,
+                  "answered_only": answered_only}
         # One statement in autocommit, capped or not: the caps, the claim, its events and
         # the latest approvals are decided in the server's signoff_claim.
         async with self.pool.connection() as conn:
@@ -343,6 +354,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
         if choice is not Decision.SKIPPED:
             await self._notify(conn, TASKS_CHANNEL, task["capability"])
+            await self._notify(conn, ANSWERS_CHANNEL, task["capability"])
         return (await self._approvals(conn, [decided]))[0]
 
     async def _check_approver(self, conn: Conn, capability: str, by: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from bench.benchmark import config_from, parse_args
 from bench.compare import resume_row
-from bench.resume import approve_resume, main
+from bench.resume import approve_resume, approve_resume_under_load, main
 from taskqueue import Decision, Status, TaskQueue
 from tests.conftest import ADMIN_DSN
 
@@ -25,7 +25,7 @@ async def test_each_approval_is_timed_to_the_handlers_resume(dsn: str) -> None:
     resume = figure["approve_to_resume"]
     assert set(resume) == LATENCY | {"min_ms"} and resume["n"] == 5
     assert 0 < resume["min_ms"] <= resume["p50_ms"] <= resume["max_ms"]
-    assert set(figure["approve_call"]) == LATENCY
+    assert set(figure["approve_call"]) == set(figure["after_commit"]) == LATENCY
     assert "time.time()" in figure["clock"]
     async with TaskQueue.connect(dsn) as q:
         done = await q.task_list(status=Status.SUCCEEDED)
@@ -33,6 +33,23 @@ async def test_each_approval_is_timed_to_the_handlers_resume(dsn: str) -> None:
     assert all(t.decision is Decision.APPROVED and "resumed_at" in (t.result or {})
                for t in done)
     assert "approve → resume p99" in resume_row(figure)
+    json.dumps(figure)
+
+
+async def test_under_load_the_bulk_rate_and_the_databases_clock_are_reported(
+        dsn: str) -> None:
+    figure = await approve_resume_under_load(dsn, 3, poll_interval=30, bulk_ms=5,
+                                             concurrency=4)
+
+    assert figure["approvals"] == 3 and isinstance(figure["met"], bool)
+    assert figure["approve_to_resume"]["n"] == figure["after_commit"]["n"] == 3
+    assert figure["decided_to_claimed"]["n"] == 3 and set(figure["decided_to_claimed"]) == LATENCY
+    assert figure["bulk"]["tasks"] > 0 and figure["bulk"]["tasks_per_s"] > 0
+    assert figure["worker"]["concurrency"] == 4 and "1000 bulk tasks/s" in figure["goal"]
+    async with TaskQueue.connect(dsn) as q:
+        answered = [t for t in await q.task_list(status=Status.SUCCEEDED, limit=100000)
+                    if "resumed_at" in (t.result or {})]
+    assert len(answered) == 3
     json.dumps(figure)
 
 

@@ -46,7 +46,8 @@ def _nested_plans(dsn: str, capability: str, n: int) -> list[str]:
     """The plans of every statement one claim ran (its third call: plans are cached by then)."""
     with psycopg.connect(dsn) as conn:
         plans = _explaining(conn)
-        params = {"capability": capability, "worker": "w", "lease": None, "n": n}
+        params = {"capability": capability, "worker": "w", "lease": None, "n": n,
+              "answered_only": False}
         for _ in range(3):
             plans.clear()
             claimed = conn.execute(query("task_claim"), params, prepare=True).fetchall()
@@ -81,7 +82,8 @@ def test_plans_cached_on_an_empty_queue_stay_on_the_indexes_as_it_grows(
         dsn: str, capped: bool) -> None:
     # A worker's session plans the claim once, maybe while the queue is empty; the plan it
     # keeps must still be an index plan when the table has grown.
-    params = {"capability": "plan", "worker": "w", "lease": None, "n": 2}
+    params = {"capability": "plan", "worker": "w", "lease": None, "n": 2,
+              "answered_only": False}
     with psycopg.connect(dsn, autocommit=True) as admin, psycopg.connect(dsn) as conn:
         if capped:
             admin.execute("INSERT INTO capabilities (capability, max_running, max_parked, "
@@ -99,3 +101,33 @@ def test_plans_cached_on_an_empty_queue_stay_on_the_indexes_as_it_grows(
         conn.rollback()
     assert len(claimed) == 2
     _assert_on_indexes(plans)
+
+
+@pytest.mark.parametrize("capped", [False, True], ids=["uncapped", "capped"])
+def test_an_answered_only_claim_never_reads_the_backlog_behind_the_answers(
+        dsn: str, capped: bool) -> None:
+    # The answer slot claims when a person answered, while 10,000 new tasks wait: the
+    # approved rows lead the claimable index, and the scan must stop where they end.
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(_PENDING, ("plan", 10000))
+        conn.execute("UPDATE tasks SET status = 'approved', first_claimed_at = now() "
+                     "WHERE id IN (SELECT id FROM tasks ORDER BY id DESC LIMIT 3)")
+        if capped:
+            conn.execute("INSERT INTO capabilities (capability, max_running) "
+                         "VALUES ('plan', 1000)")
+        conn.execute("VACUUM ANALYZE tasks")
+    with psycopg.connect(dsn) as conn:
+        plans = _explaining(conn)
+        conn.execute("SET auto_explain.log_analyze = on")
+        conn.commit()  # the settings stay; each claim below is rolled back
+        params = {"capability": "plan", "worker": "w", "lease": None, "n": 10,
+                  "answered_only": True}
+        for _ in range(3):
+            plans.clear()
+            claimed = conn.execute(query("task_claim"), params, prepare=True).fetchall()
+            conn.rollback()
+    assert len(claimed) == 3
+    text = _assert_on_indexes(plans)
+    # An index condition, not a filter over the 10,000 rows behind the answers.
+    assert "Index Cond: ((capability = $1) AND ((status = 'approved'::text) = true))" in text
+    assert "actual time" in text and "rows=3 loops=1" in text

@@ -39,12 +39,12 @@ def run_of(handler: Handler, capability: str = "demo", lease: float = 30,
 @asynccontextmanager
 async def running_pool(queue: TaskQueue, *runs: CapabilityRun, concurrency: int = 1,
                        poll_interval: float = 0.1, grace: float = 5,
-                       name: str = "w-test") -> AsyncIterator[WorkerPool]:
+                       name: str = "w-test", answer_slots: int = 1) -> AsyncIterator[WorkerPool]:
     """A WorkerPool running in this loop; stopped (gracefully) on exit."""
     h.SEEN.clear()
     pool = WorkerPool(queue, runs, WorkerConfig(concurrency=concurrency,
                                                 poll_interval=poll_interval, grace=grace,
-                                                name=name))
+                                                name=name, answer_slots=answer_slots))
     runner = asyncio.create_task(pool.run())
     try:
         yield pool

@@ -10,6 +10,7 @@
 -- approval's attachment metadata and its approves (ap_votes, oldest first, as
 -- approval_votes_many reads them: a task claimed back after a four-eyes approve carries the
 -- same `required` and approves as approval_get), in claim order. No row: nothing to claim.
+-- answered_only (migration 0010): only tasks a person answered, for a worker's answer slot.
 SELECT (c.claimed_task).*, c.claimed_from AS old_status,
        (c.latest_approval).id AS ap_id, (c.latest_approval).question AS ap_question,
        (c.latest_approval).request AS ap_request,
@@ -29,4 +30,4 @@ SELECT (c.claimed_task).*, c.claimed_from AS old_status,
                          ORDER BY v.decided_at, v.person)
         FROM approval_votes v
         WHERE v.approval_id = (c.latest_approval).id) AS ap_votes
-FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s) c;
+FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s, %(answered_only)s) c;
