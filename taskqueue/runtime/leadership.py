@@ -42,6 +42,8 @@ CHECK_TIMEOUT = 5.0
 RECONNECT_MIN = 0.5
 RECONNECT_MAX = 5.0
 APPLICATION_NAME = "signoff-leader"
+# stop() cancels the contest again after this long while it still runs (s).
+CANCEL_AGAIN = 0.5
 
 OnChange = Callable[[bool], Awaitable[None]]
 
@@ -97,8 +99,7 @@ class Leadership:
         conn, self._conn = self._conn, None
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await _cancelled(task)
         was_leader = self.is_leader
         await self._step_down("stopping")
         if conn is not None:
@@ -160,3 +161,16 @@ class Leadership:
                 await self.on_change(leader)
             except Exception:  # the role stands; the part that failed says why
                 log.exception("leadership: a part failed to become %s", self.role)
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    """Cancel `task` and wait until it has ended, cancelling it again while it runs on.
+
+    On Python 3.11, asyncio.wait_for swallows a cancel that lands in the loop turn in which
+    the call it waits for completes (CPython gh-86296, fixed in 3.12): the leader's check is
+    such a call, so one cancel could leave the contest running and stop() waiting for it,
+    a service that never exits on SIGTERM."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=CANCEL_AGAIN)
+    await asyncio.gather(task, return_exceptions=True)

@@ -143,5 +143,31 @@ async def test_contenders_cut_off_together_reconnect_after_different_waits_withi
     assert max(a.leadership.backoff.delay(n) for n in range(1, 40)) <= RECONNECT_MAX
 
 
+async def test_stop_ends_a_contest_that_swallowed_its_first_cancel(
+        dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On Python 3.11, asyncio.wait_for returns its call's result instead of raising when the
+    # cancel lands as the call completes (gh-86296): the leader's check did that at a stop
+    # timed to its second, and the service then never exited on SIGTERM.
+    swallowed: list[bool] = []
+
+    async def contend() -> None:
+        while True:
+            try:
+                await asyncio.sleep(3600)  # the check
+            except asyncio.CancelledError:
+                if swallowed:
+                    raise
+                swallowed.append(True)  # as wait_for's swallow: the loop runs on
+
+    leadership = Leadership(dsn, name="a")
+    monkeypatch.setattr(leadership, "_contend", contend)
+    leadership.start()
+    await asyncio.sleep(0)
+
+    await asyncio.wait_for(leadership.stop(), 10)
+
+    assert swallowed == [True]
+
+
 async def _async(value: bool) -> bool:
     return value
