@@ -9,12 +9,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import ChainableUndefined, Environment, FileSystemLoader, TemplateNotFound
 from markupsafe import Markup
 
 from taskqueue import Approval, Decision
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 MAX_TEXT = 4096  # a message's text
 MAX_CAPTION = 1024  # a photo's or document's caption
@@ -34,6 +36,10 @@ class Rendered:
 
 @cache
 def _env() -> Environment:
+    """The templates, loaded with Jinja2 when the first message is rendered: a service
+    that idles renders nothing, so it never loads Jinja2 (issue 26, goal 8)."""
+    from jinja2 import ChainableUndefined, Environment, FileSystemLoader
+
     return Environment(
         loader=FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=ChainableUndefined,
@@ -97,12 +103,15 @@ def _fields(request: dict[str, Any]) -> list[tuple[str, str]]:
 
 def body(request: dict[str, Any]) -> str:
     """The request's summary, rendered by its kind's template (or the generic one)."""
+    from jinja2 import TemplateNotFound  # here, as in _env(): not at start
+
     kind = request.get("kind")
     name = f"{kind}.html.j2" if kind in KINDS else "generic.html.j2"
+    env = _env()
     try:
-        template = _env().get_template(name)
+        template = env.get_template(name)
     except TemplateNotFound:  # pragma: no cover - the templates ship with the package
-        template = _env().get_template("generic.html.j2")
+        template = env.get_template("generic.html.j2")
     return template.render(
         r=request, score=_score(request.get("score", request.get("match_score")),
                                 request.get("score_max")),

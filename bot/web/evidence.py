@@ -1,6 +1,10 @@
 """Evidence as a page shows it: which attachments are pictures, PDFs (rendered to page
 images here, with pypdfium2), patches (coloured with Pygments) or text, and a request's
-before → after rows. Nothing here trusts a stored content type to be harmless."""
+before → after rows. Nothing here trusts a stored content type to be harmless.
+
+pypdfium2 (PDFium's library) and Pygments are imported by the functions that use them,
+when a page first shows a PDF or a patch: a service whose inbox nobody opens never loads
+them (issue 26, goal 8)."""
 
 from __future__ import annotations
 
@@ -13,11 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-import pypdfium2
 from markupsafe import Markup
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import DiffLexer
 
 from taskqueue import Attachment
 
@@ -57,10 +57,16 @@ def kind_of(item: Attachment) -> str:
 
 def diff_html(text: str) -> Markup:
     """A patch coloured by Pygments (classes only: the page's CSP allows no inline style)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import DiffLexer
+
     return Markup(highlight(text, DiffLexer(), HtmlFormatter(cssclass="highlight")))
 
 
 def pygments_css() -> str:
+    from pygments.formatters import HtmlFormatter
+
     return str(HtmlFormatter(style="default").get_style_defs(".highlight"))
 
 
@@ -154,6 +160,8 @@ class Shown:
 
 
 def _page_count(data: bytes) -> int:
+    import pypdfium2
+
     try:
         pdf = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError:
@@ -165,6 +173,8 @@ def _page_count(data: bytes) -> int:
 
 
 def _render(data: bytes, index: int) -> bytes | None:
+    import pypdfium2
+
     try:
         pdf = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError:

@@ -10,11 +10,13 @@ import json
 from datetime import UTC, datetime
 from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
-from jinja2 import ChainableUndefined, Environment, FileSystemLoader
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -75,6 +77,10 @@ def as_text(value: Any) -> str:
 
 @cache
 def environment() -> Environment:
+    """The pages' templates, loaded with Jinja2 when the first page is rendered: a service
+    whose inbox nobody opens never loads Jinja2 (issue 26, goal 8)."""
+    from jinja2 import ChainableUndefined, Environment, FileSystemLoader
+
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True, undefined=ChainableUndefined)
     env.filters.update(when=when, ago=ago, until=until, person=person, safe_url=safe_url,

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
-
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from workloads.briefing.gather import OUTCOMES, Briefing, Group
 from workloads.briefing.settings import BriefingSettings
 from workloads.briefing.text import age, when
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 __all__ = ["Rendered", "render", "view"]
 
@@ -25,14 +27,16 @@ ICONS = dict(zip(OUTCOMES, ("✅", "⏭", "⌛", "❌", "🚫"), strict=True))
 MAX_ROWS = 30
 
 
+@cache
 def _env(autoescape: bool) -> Environment:
+    """The HTML (autoescape) or the text environment, built with Jinja2 when the first
+    briefing is rendered: the service that only waits for 07:30 never loads Jinja2
+    (issue 26, goal 8)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
     return Environment(loader=PackageLoader("workloads.briefing", "templates"),
                        autoescape=autoescape, undefined=StrictUndefined,
                        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-
-
-_HTML = _env(True)
-_TEXT = _env(False)
 
 
 @dataclass(frozen=True)
@@ -130,11 +134,11 @@ def _sizes(most: int) -> list[tuple[int, int, int]]:
 def render(b: Briefing, settings: BriefingSettings) -> Rendered:
     """Both versions, lists shortened until the HTML fits `settings.max_chars` (past the
     shortest, the Telegram channel sends it as a document)."""
-    template = _HTML.get_template("briefing.html.j2")
+    template = _env(True).get_template("briefing.html.j2")
     for limit, rows, questions in _sizes(settings.max_items):
         doc = view(b, limit, rows, questions)
         html = template.render(**doc).strip()
         if len(html) <= settings.max_chars:
             break
-    text = _TEXT.get_template("briefing.txt.j2").render(**doc).strip()
+    text = _env(False).get_template("briefing.txt.j2").render(**doc).strip()
     return Rendered(f"Briefing · {_day(b.day)}", text, html, limit)

@@ -5,23 +5,26 @@ Each saves the state before it returns, so a crash never redoes a finished stage
 is read once (its approval id is kept in `state["consumed"]`): approve → submit; revise →
 `field: answer` lines refill the form, anything else redrafts; skip and expiry end the task
 in the queue itself, so the handler never sees them.
+
+The stages' modules bring Playwright (the browser stages), Jinja2 and pypdf (the CV's
+LaTeX and its page count): they are imported when the first slice runs, not when the
+service imports this module to check its config at start (issue 26, goal 8).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-
-from playwright.async_api import Browser
+from typing import TYPE_CHECKING
 
 from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext
 from workloads.job_applications.artifacts import ArtifactStore
 from workloads.job_applications.checkpoints import Checkpoint, env_checkpoint
 from workloads.job_applications.job import Job, Runtime
-from workloads.job_applications.prepare import compile_stage, draft_stage
 from workloads.job_applications.profile import load_profile
-from workloads.job_applications.review import KIND, blocked_reason, fill_stage, park_stage
 from workloads.job_applications.settings import JobSettings, check_config, load_settings
-from workloads.job_applications.submit import resume_after_submit, submit_stage
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
 
 __all__ = ["CAPABILITY", "check_config", "handle", "make_handler", "split_note"]
 
@@ -32,10 +35,16 @@ CAPABILITY = "job_applications"
 DRAFT_KEYS = {"emphasize", "emphasise", "focus", "highlight", "omit", "drop", "paragraph"}
 
 StageFn = Callable[[Job], Awaitable[Outcome]]
-STAGES: dict[str, StageFn] = {
-    "draft": draft_stage, "compile": compile_stage, "fill": fill_stage,
-    "park": park_stage, "submit": submit_stage,
-}
+
+
+def stages() -> dict[str, StageFn]:
+    """The stages by the name `state["stage"]` holds, imported on the first slice."""
+    from workloads.job_applications.prepare import compile_stage, draft_stage
+    from workloads.job_applications.review import fill_stage, park_stage
+    from workloads.job_applications.submit import submit_stage
+
+    return {"draft": draft_stage, "compile": compile_stage, "fill": fill_stage,
+            "park": park_stage, "submit": submit_stage}
 
 
 async def handle(task: Task, ctx: TaskContext) -> Outcome:
@@ -61,6 +70,8 @@ def make_handler(settings: JobSettings, *, browser: Browser | None = None,
 
 async def run(job: Job) -> Outcome:
     """Read a new decision (if any), then run the stage the state names."""
+    from workloads.job_applications.submit import resume_after_submit
+
     if "submit_started" in job.state:
         outcome = await resume_after_submit(job)
         if outcome is not None:
@@ -70,11 +81,13 @@ async def run(job: Job) -> Outcome:
     stage = job.state.get("stage", "draft")
     if stage == "await":  # resumed without a new answer (a retried expiry): ask again
         stage = job.state["stage"] = "fill"
-    return await STAGES[stage](job)
+    return await stages()[stage](job)
 
 
 async def read_decision(job: Job) -> None:
     """Act on the latest approval once: approve → submit; revise → refill or redraft."""
+    from workloads.job_applications.review import KIND, blocked_reason
+
     a = job.task.approval
     if a is None or a.id == job.state.get("consumed") or a.request.get("kind") != KIND:
         return

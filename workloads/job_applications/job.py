@@ -8,9 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from playwright.async_api import Browser
+from typing import TYPE_CHECKING, Any
 
 from taskqueue import Release, Task, TaskContext
 from workloads.job_applications.applicant import FormFiles
@@ -20,6 +18,9 @@ from workloads.job_applications.checkpoints import Checkpoint, env_checkpoint
 from workloads.job_applications.codec import posting_from_json
 from workloads.job_applications.profile import Profile
 from workloads.job_applications.settings import JobSettings
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser  # loaded by the browser stages, not at start
 
 __all__ = ["Job", "Runtime", "file_names"]
 
