@@ -9,13 +9,16 @@ from typing import Any
 
 from bench.tables import MEASURED
 
-WINDOW = 5  # rounds whose median p99 is compared, so that one noisy round does not decide
+WINDOW = 5  # rounds whose medians are compared, so that one noisy round does not decide
 MILESTONES = 10
 
 
-def steady_from(rounds: Sequence[dict[str, Any]]) -> int | None:
+def steady_from(rounds: Sequence[dict[str, Any]], autovacuum: bool = False) -> int | None:
     """Index of the first round after which the pruner had deleted tasks and a VACUUM had
-    run: from then on deleted rows' space is reused, so the tables should stop growing."""
+    run: from then on deleted rows' space is reused, so the tables should stop growing.
+    With `autovacuum` (the soak never VACUUMs) the VACUUM is autovacuum's of `tasks`."""
+    if autovacuum:
+        return _steady_from_autovacuum(rounds)
     pruned = vacuumed = False
     for index, r in enumerate(rounds):
         pruned = pruned or r["pruned"] > 0
@@ -25,27 +28,55 @@ def steady_from(rounds: Sequence[dict[str, Any]]) -> int | None:
     return None
 
 
+def _autovacuums(r: dict[str, Any], table: str = "tasks") -> int:
+    return int(r["autovacuum"].get(table, {}).get("autovacuum_count") or 0)
+
+
+def _steady_from_autovacuum(rounds: Sequence[dict[str, Any]]) -> int | None:
+    """The first round whose `tasks` autovacuum count is above the one read at the end of
+    the round in which the pruner first deleted: an autovacuum that ended after the first
+    prune."""
+    pruned = next((i for i, r in enumerate(rounds) if r["pruned"] > 0), None)
+    if pruned is None:
+        return None
+    before = _autovacuums(rounds[pruned])
+    return next((i for i in range(pruned + 1, len(rounds))
+                 if _autovacuums(rounds[i]) > before), None)
+
+
 def _ratio(last: float | None, first: float | None) -> float | None:
     return round(last / first, 3) if last is not None and first else None
 
 
-def _p99(rounds: Sequence[dict[str, Any]], path: str) -> float | None:
-    values = [r["claim"][path]["p99_ms"] for r in rounds]
+def _median(rounds: Sequence[dict[str, Any]], value: Callable[[dict[str, Any]], float]
+            ) -> float | None:
+    values = [value(r) for r in rounds]
     return statistics.median(values) if values else None
 
 
+def _windows(rounds: Sequence[dict[str, Any]], steady: int,
+             value: Callable[[dict[str, Any]], float]) -> float | None:
+    """The median of the last WINDOW rounds over that of the first WINDOW steady ones."""
+    return _ratio(_median(rounds[-WINDOW:], value),
+                  _median(rounds[steady:steady + WINDOW], value))
+
+
 def ratios(rounds: Sequence[dict[str, Any]], steady: int) -> dict[str, Any]:
-    """Last round over the first steady round: sizes, live rows, claim p99 (and the median
-    p99 of the last WINDOW rounds over that of the first WINDOW steady ones)."""
+    """Last round over the first steady round: sizes, live rows, claim p99; and the median
+    of the last WINDOW rounds over that of the first WINDOW steady ones, for the total size,
+    the live rows and the claim p99 (the tables' size follows the live rows, which the
+    retention's clock makes vary from round to round)."""
     first, last = rounds[steady], rounds[-1]
     out: dict[str, Any] = {f"size_{t}": _ratio(last["bytes"][t], first["bytes"][t])
                            for t in (*MEASURED, "total")}
+    out[f"size_total_median_{WINDOW}"] = _windows(rounds, steady,
+                                                  lambda r: r["bytes"]["total"])
     out["tasks_rows"] = _ratio(last["tasks_rows"], first["tasks_rows"])
+    out[f"tasks_rows_median_{WINDOW}"] = _windows(rounds, steady, lambda r: r["tasks_rows"])
     for path in ("uncapped", "capped"):
         out[f"claim_p99_{path}"] = _ratio(last["claim"][path]["p99_ms"],
                                           first["claim"][path]["p99_ms"])
-        out[f"claim_p99_{path}_median_{WINDOW}"] = _ratio(
-            _p99(rounds[-WINDOW:], path), _p99(rounds[steady:steady + WINDOW], path))
+        out[f"claim_p99_{path}_median_{WINDOW}"] = _windows(rounds, steady, _p99(path))
     return out
 
 
@@ -79,6 +110,10 @@ def _p50(path: str) -> Callable[[dict[str, Any]], float]:
     return lambda r: float(r["claim"][path]["p50_ms"])
 
 
+def _p99(path: str) -> Callable[[dict[str, Any]], float]:
+    return lambda r: float(r["claim"][path]["p99_ms"])
+
+
 def _round(value: float | None, digits: int = 1) -> float | None:
     return round(value, digits) if value is not None else None
 
@@ -87,7 +122,8 @@ def milestone(r: dict[str, Any]) -> dict[str, Any]:
     """A round in one line: what a table of the run shows."""
     return {"round": r["round"], "done": r["done"], "total_mb": round(r["bytes"]["total"] / 1e6, 1),
             **{f"{t}_mb": round(r["bytes"][t] / 1e6, 1) for t in MEASURED},
-            "tasks_rows": r["tasks_rows"],
+            "tasks_rows": r["tasks_rows"], "tasks_autovacuums": _autovacuums(r),
+            "tasks_dead_rows": r["autovacuum"].get("tasks", {}).get("n_dead_tup"),
             **{f"claim_{p}_p50_p99_ms": [r["claim"][p]["p50_ms"], r["claim"][p]["p99_ms"]]
                for p in ("uncapped", "capped")}}
 
@@ -99,14 +135,27 @@ def milestones(rounds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [milestone(rounds[i]) for i in picked]
 
 
-def summary(rounds: Sequence[dict[str, Any]], tasks: int) -> dict[str, Any]:
-    """Exactly once overall, what the upkeep did, the steady state and the ratios."""
+def autovacuum_report(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each table's autovacuums over the run and the rounds after which `tasks`'s count
+    had gone up."""
+    last = rounds[-1]["autovacuum"] if rounds else {}
+    counts = [_autovacuums(r) for r in rounds]
+    return {"counts": {t: s["autovacuum_count"] for t, s in last.items()},
+            "tasks_rounds": [r["round"] for r, n, m in zip(rounds, counts, [0, *counts],
+                                                           strict=False) if n > m]}
+
+
+def summary(rounds: Sequence[dict[str, Any]], tasks: int, autovacuum: bool = False
+            ) -> dict[str, Any]:
+    """Exactly once overall, what the upkeep and autovacuum did, the steady state (see
+    steady_from) and the ratios."""
     completed = sum(r["completed"] for r in rounds)
-    steady = steady_from(rounds)
+    steady = steady_from(rounds, autovacuum)
     return {"exactly_once": completed == tasks and all(r["exactly_once"] for r in rounds),
             "tasks": tasks, "completed": completed,
             "pruned": sum(r["pruned"] for r in rounds),
             "vacuums": sum(r["vacuum_s"] is not None for r in rounds),
+            "autovacuums": autovacuum_report(rounds),
             "steady_from_round": rounds[steady]["round"] if steady is not None else None,
             "ratios": ratios(rounds, steady) if steady is not None else None,
             "trend": trend(rounds, steady) if steady is not None else None,

@@ -62,6 +62,21 @@ async def test_migrate_creates_partial_indexes_on_the_claimable_states(empty_dsn
     assert "approved" in row["indexdef"] and "succeeded" not in row["indexdef"]
 
 
+async def test_migrate_has_autovacuum_keep_up_with_the_high_churn_tables(
+        empty_dsn: str) -> None:
+    await migrate(empty_dsn)
+    found = sync_rows(empty_dsn, "SELECT relname, reloptions FROM pg_class "
+                                 "WHERE relkind = 'r' AND reloptions IS NOT NULL "
+                                 "AND relnamespace = current_schema()::regnamespace")
+    options = {r["relname"]: dict(o.split("=") for o in r["reloptions"]) for r in found}
+    assert set(options) == {"tasks", "task_events", "approvals", "notifications",
+                            "notification_deliveries"}
+    for table in options.values():
+        assert table["autovacuum_vacuum_scale_factor"] == "0.01"
+        assert table["autovacuum_vacuum_cost_delay"] == "0"
+    assert options["task_events"]["autovacuum_vacuum_insert_scale_factor"] == "0.01"
+
+
 async def test_migrate_a_second_time_applies_nothing(empty_dsn: str) -> None:
     await migrate(empty_dsn)
     assert await migrate(empty_dsn) == []
