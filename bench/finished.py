@@ -120,6 +120,18 @@ async def claim_explain(dsn: str, capability: str) -> dict[str, Any]:
     return plan_summary([p for p in plans if outer not in p])
 
 
+async def claim_complete_once(q: TaskQueue, capability: str, worker: str,
+                              done: int) -> tuple[float, float]:
+    """One claim and its completion; (claim, claim+complete) seconds. `done` counts the
+    claims before, for the error when the capability ran out."""
+    start = time.perf_counter()
+    task, claim_s = await timed(q.task_claim(capability, worker))
+    if task is None:
+        raise RuntimeError(f"{capability} ran out of tasks after {done} claims")
+    await q.task_complete(task.id, worker, claim=task.claim)
+    return claim_s, time.perf_counter() - start
+
+
 async def claim_complete_loop(q: TaskQueue, tasks: int, capability: str = CAPABILITY,
                               worker: str = "bench-latency"
                               ) -> tuple[list[float], list[float]]:
@@ -128,13 +140,9 @@ async def claim_complete_loop(q: TaskQueue, tasks: int, capability: str = CAPABI
     claims: list[float] = []
     rounds: list[float] = []
     for _ in range(tasks):
-        start = time.perf_counter()
-        task, claim_s = await timed(q.task_claim(capability, worker))
-        if task is None:
-            raise RuntimeError(f"{capability} ran out of tasks after {len(claims)} claims")
-        await q.task_complete(task.id, worker, claim=task.claim)
+        claim_s, round_s = await claim_complete_once(q, capability, worker, len(claims))
         claims.append(claim_s)
-        rounds.append(time.perf_counter() - start)
+        rounds.append(round_s)
     return claims, rounds
 
 
@@ -149,13 +157,9 @@ async def claim_beside_bare(q: TaskQueue, dsn: str, tasks: int
     worker = "bench-latency"
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         for _ in range(tasks):
-            start = time.perf_counter()
-            task, claim_s = await timed(q.task_claim(CAPABILITY, worker))
-            if task is None:
-                raise RuntimeError(f"{CAPABILITY} ran out of tasks after {len(claims)} claims")
-            await q.task_complete(task.id, worker, claim=task.claim)
+            claim_s, round_s = await claim_complete_once(q, CAPABILITY, worker, len(claims))
             claims.append(claim_s)
-            rounds.append(time.perf_counter() - start)
+            rounds.append(round_s)
             params = {"capability": BARE, "worker": worker}
             cur, bare_s = await timed(conn.execute(_BARE_CLAIM, params, prepare=True))
             row = await cur.fetchone()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import math
+import sys
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -60,3 +64,13 @@ async def enqueue_ids(q: TaskQueue, capability: str, tasks: int, batch: int) -> 
     """Untimed set-up: N pending tasks of a capability; their ids."""
     return [e.id for items in batches(tasks, batch)
             for e in await q.task_enqueue_many(capability, items)]
+
+
+def report(benchmark: Callable[[list[str]], Coroutine[Any, Any, dict[str, Any]]],
+           argv: Sequence[str] | None) -> dict[str, Any]:
+    """A benchmark's command line: progress lines on stderr, its JSON document on stdout
+    (the arguments are sys.argv's unless given); the document."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
+    doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
+    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    return doc

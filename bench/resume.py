@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import shlex
@@ -39,7 +38,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
-from bench.measure import execute, latency_ms, rate
+from bench.measure import execute, latency_ms, rate, report
 from taskqueue import Decision, NewTask, Status, Task, TaskQueue
 
 log = logging.getLogger("signoff.bench")
@@ -285,9 +284,7 @@ async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run it and print its JSON; 0 even when the goal is not met (see `met`)."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
-    doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
-    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    report(benchmark, argv)
     return 0
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import os
 import re
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.database import ADMIN_DSN, database_create, database_drop, machine_info, machine_load
+from bench.measure import report
 from tests.bot.fake_telegram import FakeTelegram
 
 log = logging.getLogger("signoff.bench")
@@ -241,9 +241,7 @@ async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run it and print its JSON; 0 even when the goal is not met (see `met`)."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
-    doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
-    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    report(benchmark, argv)
     return 0
 
 

@@ -18,8 +18,8 @@ from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.listener import Listener
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
-from taskqueue.store.base import ANSWERS_CHANNEL
-from taskqueue.store.client import TASKS_CHANNEL, TaskQueue
+from taskqueue.store.base import ANSWERS_CHANNEL, TASKS_CHANNEL
+from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Task
 
 log = logging.getLogger("signoff.worker")

@@ -5,7 +5,6 @@ keeps the running cap, and two workers never both run one answer."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
@@ -47,12 +46,7 @@ async def _parked(queue: TaskQueue, capability: str = "demo") -> tuple[int, int]
 
 
 async def _count(queue: TaskQueue, status: Status, capability: str = "demo") -> int:
-    async with queue.pool.connection() as conn:
-        cur = await conn.execute(
-            "SELECT count(*) AS n FROM tasks WHERE capability = %s AND status = %s",
-            (capability, status.value))
-        row: Any = await cur.fetchone()
-    return int(row["n"])
+    return len(await queue.task_list(status=status, capability=capability))
 
 
 async def _all_slots_busy(queue: TaskQueue, bulk: int, running: int) -> None:
