@@ -6,7 +6,9 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from psycopg import AsyncConnection
+import psycopg
+from psycopg import AsyncConnection, AsyncCursor
+from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
@@ -34,6 +36,19 @@ def jsonb(value: Any, what: str = "a JSON value", limits: Limits = DEFAULT_LIMIT
     return Jsonb(value)
 
 
+class Pipelined:
+    """A pipelined transaction's connection (QueueBase._pipelined_tx)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+        self.committed = False
+
+    async def commit(self) -> None:
+        """Send COMMIT after what was sent so far; it goes out with the next fetch."""
+        await self.conn.execute("COMMIT", prepare=False)
+        self.committed = True
+
+
 class QueueBase:
     """What every part of TaskQueue shares; only these helpers execute SQL."""
 
@@ -58,6 +73,33 @@ class QueueBase:
         async with self.pool.connection() as conn, conn.transaction():
             yield conn
 
+    @asynccontextmanager
+    async def _pipelined_tx(self) -> AsyncIterator[Pipelined]:
+        """A transaction in pipeline mode, for a call whose latency a person waits on.
+
+        BEGIN, and every statement sent after it, go out together; a round trip is paid
+        only where a result is fetched. A body that sends its last statements, then
+        `commit()`, then fetches their results pays one round trip for all of that. The
+        server runs the statements in the order sent; an error surfaces at the next fetch
+        or at the end, and the transaction is then rolled back. (psycopg's own transaction
+        block syncs after BEGIN and twice around COMMIT: three round trips more.)"""
+        async with self.pool.connection() as conn:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN", prepare=False)
+                    tx = Pipelined(conn)
+                    yield tx
+                    if not tx.committed:
+                        await tx.commit()
+            finally:
+                if conn.info.transaction_status != TransactionStatus.IDLE:
+                    await conn.rollback()
+
+    @staticmethod
+    async def _send(conn: Conn, name: str, params: Mapping[str, Any]) -> AsyncCursor[Any]:
+        """Send a named query; its rows are fetched from the cursor when needed."""
+        return await conn.execute(query(name), params)
+
     @staticmethod
     async def _one(conn: Conn, name: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
         cur = await conn.execute(query(name), params)
@@ -74,7 +116,14 @@ class QueueBase:
     async def _all(conn: Conn, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The query's rows; none for a statement that returns no rows."""
         cur = await conn.execute(query(name), params)
-        return await cur.fetchall() if cur.description else []
+        try:
+            # Fetch first: in pipeline mode the result (and so its description) arrives
+            # only when fetched.
+            return await cur.fetchall()
+        except psycopg.ProgrammingError:
+            if cur.pgresult is not None and cur.description is None:
+                return []
+            raise
 
     async def _notify(self, conn: Conn, channel: str, payload: str) -> None:
         await conn.execute(query("notify"), {"channel": channel, "payload": payload})
@@ -85,24 +134,42 @@ class QueueBase:
 
     async def _approvals(self, conn: Conn, found: list[dict[str, Any]]) -> list[Approval]:
         """Approval rows as models with their attachments' metadata and their approves."""
-        ids = [r["id"] for r in found]
-        files = await self._attachments(conn, ids)
-        votes = await self._votes(conn, ids)
+        parts = await self._send_approval_parts(conn, [r["id"] for r in found])
+        return await self._approval_models(found, parts)
+
+    async def _send_approval_parts(self, conn: Conn, approval_ids: list[int]
+                                   ) -> tuple[AsyncCursor[Any], AsyncCursor[Any]] | None:
+        """Send the reads of the approvals' attachments and approves, both before either is
+        fetched (one round trip in a pipelined transaction)."""
+        if not approval_ids:
+            return None
+        params = {"approval_ids": approval_ids}
+        return (await self._send(conn, "attachment_list_many", params),
+                await self._send(conn, "approval_votes_many", params))
+
+    @staticmethod
+    async def _approval_models(found: list[dict[str, Any]],
+                               parts: tuple[AsyncCursor[Any], AsyncCursor[Any]] | None
+                               ) -> list[Approval]:
+        files: dict[int, list[Attachment]] = {}
+        votes: dict[int, list[dict[str, Any]]] = {}
+        if parts is not None:
+            for r in await parts[0].fetchall():
+                files.setdefault(r["approval_id"], []).append(rows.attachment_from_row(r))
+            votes = _by_approval(await parts[1].fetchall())
         return [rows.approval_from_row(r, files.get(r["id"], ()), votes.get(r["id"], ()))
                 for r in found]
 
     async def _votes(self, conn: Conn, approval_ids: list[int]
                      ) -> dict[int, list[dict[str, Any]]]:
-        out: dict[int, list[dict[str, Any]]] = {}
-        if approval_ids:
-            for r in await self._all(conn, "approval_votes_many", {"approval_ids": approval_ids}):
-                out.setdefault(r["approval_id"], []).append(r)
-        return out
+        if not approval_ids:
+            return {}
+        return _by_approval(await self._all(conn, "approval_votes_many",
+                                            {"approval_ids": approval_ids}))
 
-    async def _attachments(self, conn: Conn, approval_ids: list[int]
-                           ) -> dict[int, list[Attachment]]:
-        out: dict[int, list[Attachment]] = {}
-        if approval_ids:
-            for r in await self._all(conn, "attachment_list_many", {"approval_ids": approval_ids}):
-                out.setdefault(r["approval_id"], []).append(rows.attachment_from_row(r))
-        return out
+
+def _by_approval(found: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = {}
+    for r in found:
+        out.setdefault(r["approval_id"], []).append(r)
+    return out

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
+from psycopg import AsyncCursor
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
@@ -30,6 +31,7 @@ from taskqueue.store.base import (
     APPROVALS_CHANNEL,
     TASKS_CHANNEL,
     Conn,
+    Pipelined,
     QueueBase,
     jsonb,
 )
@@ -130,9 +132,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
                 return [Enqueued(row["id"], True) for row in await cur.fetchall()]
         # BEGIN, the key locks and the batch go out in one round trip, COMMIT in a second;
         # the batch's statement sends its own NOTIFY.
-        async with self.pool.connection() as conn, conn.pipeline(), conn.transaction():
-            await conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
-            return await self._enqueue_batch(conn, capability, items, actor, params)
+        async with self._pipelined_tx() as tx:
+            await tx.conn.execute(query("dedupe_lock"), {"capability": capability, "keys": keys})
+            return await self._enqueue_batch(tx.conn, capability, items, actor, params)
 
     def _enqueue_params(self, capability: str, item: NewTask, actor: str | None) -> dict[str, Any]:
         return {
@@ -297,25 +299,40 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
     async def approval_decide(self, approval_id: int, decision: Decision | str, by: str,
                               note: str | None = None) -> Approval:
         """Record a person's decision on an open approval, once."""
-        async with self._tx() as conn:
-            row = await self._one(conn, "approval_lock", {"id": approval_id})
+        async with self._pipelined_tx() as tx:
+            found = await self._send(tx.conn, "approval_lock", {"id": approval_id})
+            task, cap = await self._send_decision_task(tx.conn, approval_id=approval_id)
+            row = await found.fetchone()
             if row is None:
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
-            result = await self._decide(conn, row, decision, by, note)
+            result = await self._decide(tx, row, await task.fetchone(),
+                                        await cap.fetchone(), decision, by, note)
         return self._decided(result)
 
     async def approval_decide_for_task(self, task_id: int, decision: Decision | str, by: str,
                                        note: str | None = None) -> Approval:
         """Decide the latest approval of a task (what the CLI's approve/revise/skip do)."""
-        async with self._tx() as conn:
-            task = await self._one(conn, "task_get", {"id": task_id})
+        async with self._pipelined_tx() as tx:
+            found = await self._send(tx.conn, "approval_lock_latest_for_task",
+                                     {"task_id": task_id})
+            task_cur, cap = await self._send_decision_task(tx.conn, task_id=task_id)
+            row, task = await found.fetchone(), await task_cur.fetchone()
             if task is None:
                 raise TaskNotFound(f"no such task: {task_id}")
-            row = await self._one(conn, "approval_lock_latest_for_task", {"task_id": task_id})
             if row is None:
                 raise Conflict(f"task {task_id} is {task['status']} and has no approval")
-            result = await self._decide(conn, row, decision, by, note)
+            result = await self._decide(tx, row, task, await cap.fetchone(),
+                                        decision, by, note)
         return self._decided(result)
+
+    async def _send_decision_task(self, conn: Conn, *, task_id: int | None = None,
+                                  approval_id: int | None = None
+                                  ) -> tuple[AsyncCursor[Any], AsyncCursor[Any]]:
+        """Send the task's lock (after its approval's, sent first) and its capability's
+        read, so that a decision's reads cost one round trip."""
+        params = {"task_id": task_id, "approval_id": approval_id}
+        return (await self._send(conn, "decision_task_lock", params),
+                await self._send(conn, "decision_capability", params))
 
     @staticmethod
     def _decided(result: Approval | ApprovalExpired) -> Approval:
@@ -324,18 +341,23 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             raise result
         return result
 
-    async def _decide(self, conn: Conn, row: dict[str, Any], decision: Decision | str, by: str,
+    async def _decide(self, tx: Pipelined, row: dict[str, Any], task: dict[str, Any] | None,
+                      cap: dict[str, Any] | None, decision: Decision | str, by: str,
                       note: str | None) -> Approval | ApprovalExpired:
+        """Decide the locked approval `row` of the locked `task`; `cap` is its capability's
+        row (None: no settings, anyone may decide)."""
+        conn = tx.conn
         choice = check_decision(decision, by, note)
         refuse_decided(row)
         if not row.get("is_current", True):
             raise Conflict(f"approval {row['id']} of task {row['task_id']} was superseded by "
                            "a newer question")
-        task = await self._one(conn, "task_lock", {"id": row["task_id"]})
         assert task is not None
         if task["status"] != Status.NEEDS_APPROVAL:
             raise Conflict(f"task {task['id']} is {task['status']}; its approval cannot be decided")
-        await self._check_approver(conn, task["capability"], by)
+        if cap is not None and not rows.capability_from_row(cap).may_decide(by):
+            raise NotAnApprover(f"{by} is not an approver of {task['capability']}: "
+                                "nothing recorded")
         if row["past_expiry"]:
             await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
             return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
@@ -344,32 +366,33 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             return await self._partly_approved(conn, row, task, by)
         if choice is Decision.REVISED:
             await self._discard_votes(conn, row)
-        decided = await self._one(conn, "approval_decide",
-                                  {"id": row["id"], "decision": choice.value, "by": by,
-                                   "note": note})
-        assert decided is not None
-        await self._one(conn, "task_after_decision", {
+        # Everything from here, COMMIT included, is sent before anything is fetched: one
+        # round trip, so the task is claimable again as soon as the decision is recorded.
+        decided = await self._send(conn, "approval_decide", {
+            "id": row["id"], "decision": choice.value, "by": by, "note": note})
+        await self._send(conn, "task_after_decision", {
             "id": task["id"], "decision": choice.value, "by": by, "note": note,
             "approval_id": row["id"]})
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
         if choice is not Decision.SKIPPED:
             await self._notify(conn, TASKS_CHANNEL, task["capability"])
             await self._notify(conn, ANSWERS_CHANNEL, task["capability"])
-        return (await self._approvals(conn, [decided]))[0]
-
-    async def _check_approver(self, conn: Conn, capability: str, by: str) -> None:
-        cap = await self._one(conn, "capability_get", {"capability": capability})
-        if cap is not None and not rows.capability_from_row(cap).may_decide(by):
-            raise NotAnApprover(f"{by} is not an approver of {capability}: nothing recorded")
+        parts = await self._send_approval_parts(conn, [row["id"]])
+        await tx.commit()
+        decided_row = await decided.fetchone()
+        assert decided_row is not None
+        return (await self._approval_models([decided_row], parts))[0]
 
     async def _vote_completes(self, conn: Conn, row: dict[str, Any], by: str) -> bool:
         """Record `by`'s approve; True once `required` distinct people (the requester not
         counted) approved the request. AlreadyApproved when `by` approved it before."""
         counts = not is_requester(row["request"], by)
-        vote = await self._one(conn, "approval_vote_insert",
-                               {"approval_id": row["id"], "by": by, "counts": counts})
-        votes = (await self._votes(conn, [row["id"]])).get(row["id"], [])
-        approved = sum(1 for v in votes if v["counts"])
+        inserted = await self._send(conn, "approval_vote_insert",
+                                    {"approval_id": row["id"], "by": by, "counts": counts})
+        # Sent before the insert's answer is read: it sees the insert (a later statement).
+        every = await self._send(conn, "approval_votes_many", {"approval_ids": [row["id"]]})
+        vote = await inserted.fetchone()
+        approved = sum(1 for v in await every.fetchall() if v["counts"])
         if vote is None:
             raise AlreadyApproved(
                 f"{by} already approved approval {row['id']} of task {row['task_id']} "

@@ -13,6 +13,20 @@ SELECT *, expires_at <= now() AS past_expiry,
        NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = approvals.task_id AND n.id > approvals.id) AS is_current
 FROM approvals WHERE id = %(id)s FOR UPDATE;
 
+-- name: decision_task_lock
+-- The task a decision is about, by its id or its approval's, locked after the approval
+-- (the order every decision takes). Sent in the same round trip as the approval's lock.
+SELECT * FROM tasks
+WHERE id = coalesce(%(task_id)s::bigint,
+                    (SELECT task_id FROM approvals WHERE id = %(approval_id)s::bigint))
+FOR UPDATE;
+
+-- name: decision_capability
+-- That task's capability row (its approvers), in the same round trip.
+SELECT c.* FROM capabilities c JOIN tasks t ON t.capability = c.capability
+WHERE t.id = coalesce(%(task_id)s::bigint,
+                      (SELECT task_id FROM approvals WHERE id = %(approval_id)s::bigint));
+
 -- name: approval_decide
 UPDATE approvals SET decision = %(decision)s, decided_by = %(by)s, decided_at = now(),
     note = %(note)s
