@@ -4,16 +4,17 @@ that table sizes and claim latency stay flat; printed as JSON.
 Run from the repository root (see bench/README.md, "Soak: retention"):
 
     .venv/bin/python -m bench.soak                 # 1,000,000 tasks, its own VACUUM
-    .venv/bin/python -m bench.soak --autovacuum --vacuum-every 0   # autovacuum alone
+    .venv/bin/python -m bench.soak --autovacuum --vacuum-every 0   # no VACUUM of its own
     .venv/bin/python -m bench.soak --quick         # a smoke run of a few seconds
 
 Each round enqueues a batch, drains it with claimers (task_claim_many + task_complete_many;
 a share park and are approved, a share send a message), checks every task completed exactly
-once, runs the Pruner with a retention of seconds, VACUUMs the queue's tables every
-`--vacuum-every` seconds (0: never), records the tables' sizes and autovacuum counters and
-times a fixed sample of single claims. With `--autovacuum` the server's autovacuum is on for
-the run (ALTER SYSTEM, put back as it was afterwards; bench/autovacuum.py). It creates and
-drops its own database like bench.benchmark.
+once, runs the Pruner with a retention of seconds (it VACUUMs what it deleted after a run
+that deleted `--prune-vacuum-after` rows, PrunerConfig's default; 0: never), VACUUMs the
+queue's tables itself every `--vacuum-every` seconds (0: never), records the tables' sizes
+and autovacuum counters and times a fixed sample of single claims. With `--autovacuum` the
+server's autovacuum is on for the run (ALTER SYSTEM, put back as it was afterwards;
+bench/autovacuum.py). It creates and drops its own database like bench.benchmark.
 Exit code 1 when a task was not completed exactly once.
 """
 
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from bench.autovacuum import autovacuum_on, autovacuum_stats
-from bench.benchmark import positive
+from bench.benchmark import non_negative, positive
 from bench.churn import Mix, churn
 from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
 from bench.probe import probe, probe_setup
@@ -58,6 +59,7 @@ class Config:
     max_running: int = 4
     autovacuum: bool = False
     autovacuum_naptime: int | None = None
+    prune_vacuum_after: int = PrunerConfig().vacuum_after
     mix: Mix = field(default_factory=Mix)
 
 
@@ -74,13 +76,15 @@ class Upkeep:
 
 
 async def upkeep(dsn: str, keep: Upkeep) -> dict[str, Any]:
-    """Prune what finished longer ago than the retention; VACUUM when it is due."""
+    """Prune what finished longer ago than the retention (the pruner VACUUMs when it
+    deleted enough); the soak's own VACUUM when it is due."""
     report = await keep.pruner.run_once()
     vacuum_s = None
     if keep.every and time.monotonic() - keep.last_vacuum >= keep.every:
         vacuum_s = await vacuum(dsn)
         keep.last_vacuum = time.monotonic()
-    return {"pruned": report.tasks, "prune_ms": report.duration_ms, "vacuum_s": vacuum_s}
+    return {"pruned": report.tasks, "prune_ms": report.duration_ms,
+            "prune_vacuum_ms": report.vacuum_ms, "vacuum_s": vacuum_s}
 
 
 async def round_run(q: TaskQueue, dsn: str, config: Config, keep: Upkeep,
@@ -99,10 +103,11 @@ async def round_run(q: TaskQueue, dsn: str, config: Config, keep: Upkeep,
 
 def _progress(r: dict[str, Any], started: float) -> None:
     tasks = r["autovacuum"].get("tasks", {})
-    log.info("round %d done=%d %.0fs drain=%s/s pruned=%d vacuum=%s autovacuums=%s "
-             "dead=%s total=%.1fMB tasks_rows=%d claim_p99=%s/%s once=%s", r["round"],
-             r["done"], time.monotonic() - started, r["drain_tasks_per_s"], r["pruned"],
-             r["vacuum_s"], tasks.get("autovacuum_count"), tasks.get("n_dead_tup"),
+    log.info("round %d done=%d %.0fs drain=%s/s pruned=%d prune_vacuum_ms=%s vacuum=%s "
+             "autovacuums=%s dead=%s total=%.1fMB tasks_rows=%d claim_p99=%s/%s once=%s",
+             r["round"], r["done"], time.monotonic() - started, r["drain_tasks_per_s"],
+             r["pruned"], r["prune_vacuum_ms"], r["vacuum_s"], tasks.get("autovacuum_count"),
+             tasks.get("n_dead_tup"),
              r["bytes"]["total"] / 1e6, r["tasks_rows"], r["claim"]["uncapped"]["p99_ms"],
              r["claim"]["capped"]["p99_ms"], r["exactly_once"])
 
@@ -115,13 +120,14 @@ async def soak_run(dsn: str, config: Config, server: dict[str, Any] | None
     autovacuum = await autovacuum_setting(dsn)
     doc: dict[str, Any] = {"parameters": asdict(config),
                            "machine": await machine_info(dsn) | {"autovacuum": autovacuum},
-                           "note": _vacuum_note(autovacuum, config.vacuum_every, server)}
+                           "note": _vacuum_note(autovacuum, config, server)}
     log.info("%s", doc["note"])
     days = config.retention / _DAY
     async with TaskQueue.connect(dsn, min_size=1, max_size=config.mix.claimers) as q:
         await probe_setup(q, config.max_running)
-        keep = Upkeep(Pruner(q, PrunerConfig(days=days, audit_days=days)),
-                      config.vacuum_every, time.monotonic())
+        pruner = Pruner(q, PrunerConfig(days=days, audit_days=days,
+                                        vacuum_after=config.prune_vacuum_after))
+        keep = Upkeep(pruner, config.vacuum_every, time.monotonic())
         rounds = []
         for number, start in enumerate(range(0, config.tasks, config.batch), start=1):
             rounds.append(await round_run(q, dsn, config, keep, number, start))
@@ -131,12 +137,16 @@ async def soak_run(dsn: str, config: Config, server: dict[str, Any] | None
         "seconds": round(time.monotonic() - started, 1), "rounds": rounds}
 
 
-def _vacuum_note(autovacuum: str, every: float, server: dict[str, Any] | None) -> str:
+def _vacuum_note(autovacuum: str, config: Config, server: dict[str, Any] | None) -> str:
+    every, after = config.vacuum_every, config.prune_vacuum_after
     own = (f"the soak runs VACUUM (ANALYZE) on the queue's tables itself every {every:g} s"
            if every else "the soak never runs VACUUM itself")
     seen = (f"autovacuum is {autovacuum} on this server" if server is None
             else _server_note(server))
-    return f"{seen}; {own}; the pruner deletes but never vacuums"
+    pruner = (f"the pruner runs VACUUM (ANALYZE) on the tables its deletes reached after a "
+              f"run that deleted at least {after} rows" if after
+              else "the pruner deletes but never vacuums")
+    return f"{seen}; {own}; {pruner}"
 
 
 def _server_note(server: dict[str, Any]) -> str:
@@ -178,6 +188,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--retention", type=seconds, help="seconds a finished task is kept (5)")
     p.add_argument("--vacuum-every", type=seconds,
                    help="seconds between the soak's own VACUUMs, 0: never (30)")
+    p.add_argument("--prune-vacuum-after", type=non_negative, metavar="ROWS",
+                   help="the pruner's vacuum_after: it VACUUMs after a run that deleted "
+                        f"ROWS rows, 0: never ({PrunerConfig().vacuum_after})")
     p.add_argument("--autovacuum", action="store_true",
                    help="turn the server's autovacuum on for the run (ALTER SYSTEM; needs a "
                         "superuser --dsn) and put it back as it was afterwards")
@@ -194,7 +207,8 @@ def config_from(args: argparse.Namespace) -> Config:
     """--quick's sizes (or the full run's), overridden by any size given explicitly."""
     base = QUICK if args.quick else Config()
     given = {n: getattr(args, n) for n in ("tasks", "batch", "retention", "vacuum_every",
-                                           "probe") if getattr(args, n) is not None}
+                                           "prune_vacuum_after", "probe")
+             if getattr(args, n) is not None}
     mix = {n: getattr(args, n) for n in ("claimers", "claim_n") if getattr(args, n) is not None}
     return replace(base, mix=replace(base.mix, **mix), autovacuum=args.autovacuum,
                    autovacuum_naptime=args.autovacuum_naptime, **given)

@@ -14,34 +14,27 @@ MILESTONES = 10
 
 
 def steady_from(rounds: Sequence[dict[str, Any]], autovacuum: bool = False) -> int | None:
-    """Index of the first round after which the pruner had deleted tasks and a VACUUM had
-    run: from then on deleted rows' space is reused, so the tables should stop growing.
-    With `autovacuum` (the soak never VACUUMs) the VACUUM is autovacuum's of `tasks`."""
-    if autovacuum:
-        return _steady_from_autovacuum(rounds)
-    pruned = vacuumed = False
-    for index, r in enumerate(rounds):
-        pruned = pruned or r["pruned"] > 0
-        vacuumed = vacuumed or r["vacuum_s"] is not None
-        if pruned and vacuumed:
-            return index
-    return None
-
-
-def _autovacuums(r: dict[str, Any], table: str = "tasks") -> int:
-    return int(r["autovacuum"].get(table, {}).get("autovacuum_count") or 0)
-
-
-def _steady_from_autovacuum(rounds: Sequence[dict[str, Any]]) -> int | None:
-    """The first round whose `tasks` autovacuum count is above the one read at the end of
-    the round in which the pruner first deleted: an autovacuum that ended after the first
-    prune."""
+    """Index of the first round by whose end the pruner had deleted tasks and a VACUUM had
+    run after its first deletes: from then on deleted rows' space is reused, so the tables
+    should stop growing. The VACUUM is the soak's own or the pruner's (a run past its
+    vacuum_after vacuums right after its deletes, in the same round), or with
+    `autovacuum`, an autovacuum of `tasks` that ended after the first prune."""
     pruned = next((i for i, r in enumerate(rounds) if r["pruned"] > 0), None)
     if pruned is None:
         return None
     before = _autovacuums(rounds[pruned])
-    return next((i for i in range(pruned + 1, len(rounds))
-                 if _autovacuums(rounds[i]) > before), None)
+    return next((i for i in range(pruned, len(rounds))
+                 if _vacuumed(rounds[i])
+                 or (autovacuum and i > pruned and _autovacuums(rounds[i]) > before)), None)
+
+
+def _vacuumed(r: dict[str, Any]) -> bool:
+    """The soak or the pruner ran VACUUM in the round, after its prune."""
+    return r["vacuum_s"] is not None or r.get("prune_vacuum_ms") is not None
+
+
+def _autovacuums(r: dict[str, Any], table: str = "tasks") -> int:
+    return int(r["autovacuum"].get(table, {}).get("autovacuum_count") or 0)
 
 
 def _ratio(last: float | None, first: float | None) -> float | None:
@@ -147,14 +140,15 @@ def autovacuum_report(rounds: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def summary(rounds: Sequence[dict[str, Any]], tasks: int, autovacuum: bool = False
             ) -> dict[str, Any]:
-    """Exactly once overall, what the upkeep and autovacuum did, the steady state (see
-    steady_from) and the ratios."""
+    """Exactly once overall, what the upkeep (the soak's VACUUMs, the pruner's) and
+    autovacuum did, the steady state (see steady_from) and the ratios."""
     completed = sum(r["completed"] for r in rounds)
     steady = steady_from(rounds, autovacuum)
     return {"exactly_once": completed == tasks and all(r["exactly_once"] for r in rounds),
             "tasks": tasks, "completed": completed,
             "pruned": sum(r["pruned"] for r in rounds),
             "vacuums": sum(r["vacuum_s"] is not None for r in rounds),
+            "pruner_vacuums": sum(r.get("prune_vacuum_ms") is not None for r in rounds),
             "autovacuums": autovacuum_report(rounds),
             "steady_from_round": rounds[steady]["round"] if steady is not None else None,
             "ratios": ratios(rounds, steady) if steady is not None else None,

@@ -1,8 +1,9 @@
 """`signoff prune [--older-than DAYS] [--capability CAP] [--json]`: run retention once, now.
 
-The same run the service makes daily (taskqueue/maintenance/pruner.py), with the ages of
-the config file's `[retention]` table and capabilities' `retention_days`; `--older-than`
-replaces every age for this run (the audit trail's too, when it is shorter).
+The same run the service makes daily (taskqueue/maintenance/pruner.py), with the ages and
+the VACUUM threshold of the config file's `[retention]` table and capabilities'
+`retention_days`; `--older-than` replaces every age for this run (the audit trail's too,
+when it is shorter).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from taskqueue.cli.arguments import positive_days
 from taskqueue.cli.commands import open_queue
 from taskqueue.cli.output import print_json, safe
 from taskqueue.config.settings import load_config
-from taskqueue.maintenance.pruner import Pruner, PrunerConfig
+from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
 
 
 def _config(args: Any) -> PrunerConfig:
@@ -36,8 +37,15 @@ async def prune_cmd(args: Any) -> int:
         print_json(report.to_json())
     else:
         parts = ", ".join(f"{safe(k)}: {v}" for k, v in report.by_capability.items())
-        print(f"pruned {report.tasks} tasks ({parts}) and {report.attachments} attachments")
+        print(f"pruned {report.tasks} tasks ({parts}) and {report.attachments} attachments"
+              + _vacuumed(report))
     return 0
+
+
+def _vacuumed(report: PruneReport) -> str:
+    if report.vacuum_ms is None:
+        return ""
+    return f"; vacuumed {len(report.vacuumed)} tables in {report.vacuum_ms:.0f} ms"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

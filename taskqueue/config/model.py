@@ -35,6 +35,7 @@ RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("retention", "days"): (0.0001, 36500),
     ("retention", "audit_days"): (0.0001, 36500),
     ("retention", "batch"): (1, 100_000),
+    ("retention", "vacuum_after"): (0, 1_000_000_000),  # 0: never
     ("limits", "max_json_bytes"): (1, 256 * 1024 * 1024),
     ("limits", "max_json_depth"): (1, 500),
     ("limits", "max_attachment_bytes"): (1, 1024 * 1024 * 1024),

@@ -144,12 +144,13 @@ def _signals(c: Checker, sig: Mapping[str, Any]) -> SignalConfig:
 
 def _retention(c: Checker, top: Mapping[str, Any],
                caps: Mapping[str, CapabilityConfig]) -> PrunerConfig:
-    t = c.table(top, ("retention",), {"days", "audit_days", "batch"})
+    t = c.table(top, ("retention",), {"days", "audit_days", "batch", "vacuum_after"})
     d = PrunerConfig()
     return PrunerConfig(
         days=_number(c, t, ("retention", "days"), "num", d.days),
         audit_days=_number(c, t, ("retention", "audit_days"), "num", d.audit_days),
         batch=_number(c, t, ("retention", "batch"), "int", d.batch),
+        vacuum_after=_number(c, t, ("retention", "vacuum_after"), "int", d.vacuum_after),
         capabilities={n: cap.retention_days for n, cap in caps.items()
                       if cap.retention_days is not None})
 

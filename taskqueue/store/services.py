@@ -1,14 +1,27 @@
 """TaskQueue's methods for the background services: the reaper's rescues and expiries,
-its run log, and the figures behind the signals."""
+the pruner's deletes and VACUUM, the reaper's run log, and the figures behind the signals."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
+from psycopg import sql
+
+from taskqueue.errors import one_line
+from taskqueue.redact import redact
 from taskqueue.store import rows
 from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, QueueBase, jsonb
 from taskqueue.store.models import JSON, ProducerRun
+from taskqueue.store.queries import query
+
+# The tables a prune's deletes reach: `tasks` and `approval_attachments` (task_prune_many,
+# attachment_prune_many), and through ON DELETE CASCADE `task_events`, `approvals`,
+# `notifications` and `gated_actions` (from tasks), `approval_votes` (from approvals) and
+# `notification_deliveries` (from notifications). The only names table_vacuum_pruned runs.
+PRUNED_TABLES = ("tasks", "task_events", "approvals", "approval_attachments", "approval_votes",
+                 "gated_actions", "notifications", "notification_deliveries")
 
 
 class ServicesMixin(QueueBase):
@@ -45,6 +58,25 @@ class ServicesMixin(QueueBase):
             row = await self._one(conn, "attachment_prune_many", params)
         assert row is not None
         return int(row["deleted"])
+
+    async def table_vacuum_pruned(self) -> dict[str, str | None]:
+        """VACUUM (ANALYZE) each of PRUNED_TABLES, one statement a table; {table: None when
+        vacuumed, else why not, one line with secrets masked}. Never raises for the
+        database: an error is the table's reason, and so is a WARNING, which is how
+        PostgreSQL skips a table the role does not own (the other tables still run).
+
+        On a pooled connection: TaskQueue.connect's are in autocommit, which VACUUM needs
+        (it cannot run in a transaction block), so it runs as it is and goes back as it
+        was; a pool built otherwise gets its connection back with autocommit off again.
+        The pool keeps connections beyond the workers' (the service: 4 more than two per
+        slot; `signoff prune`: its only one), so holding one for the VACUUM's seconds takes
+        none from the claims, and a connection of its own would have to rebuild the pool's
+        (its DSN, its settings) for no gain."""
+        try:
+            async with self.pool.connection() as conn:
+                return await _vacuum_all(conn)
+        except psycopg.Error as exc:  # no connection: the pool's timeout, a lost server
+            return dict.fromkeys(PRUNED_TABLES, _line(one_line(exc)))
 
     async def reaper_run_insert(self, **counts: int) -> dict[str, Any]:
         async with self._tx() as conn:
@@ -117,3 +149,37 @@ class ServicesMixin(QueueBase):
             row = await self._one(conn, "producer_run_get", {
                 "capability": capability, "producer": producer, "period": period})
         return rows.producer_run_from_row(row) if row else None
+
+
+async def _vacuum_all(conn: psycopg.AsyncConnection[Any]) -> dict[str, str | None]:
+    if conn.autocommit:
+        return {table: await _vacuum(conn, table) for table in PRUNED_TABLES}
+    await conn.set_autocommit(True)
+    try:
+        return await _vacuum_all(conn)
+    finally:
+        await conn.set_autocommit(False)
+
+
+async def _vacuum(conn: psycopg.AsyncConnection[Any], table: str) -> str | None:
+    """VACUUM (ANALYZE) one table: None when done, else PostgreSQL's first WARNING or the
+    error."""
+    warned: list[str] = []
+
+    def heard(diag: psycopg.errors.Diagnostic) -> None:
+        if diag.severity_nonlocalized == "WARNING":
+            warned.append(diag.message_primary or "a warning")
+
+    conn.add_notice_handler(heard)
+    try:
+        await conn.execute(sql.SQL(query("table_vacuum")).format(table=sql.Identifier(table)))
+    except psycopg.Error as exc:
+        return _line(one_line(exc))
+    finally:
+        conn.remove_notice_handler(heard)
+    return _line(warned[0]) if warned else None
+
+
+def _line(text: str) -> str:
+    """A reason for a log line: its first line, every registered secret masked."""
+    return redact(text.strip().splitlines()[0] if text.strip() else text)

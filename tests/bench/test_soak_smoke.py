@@ -21,7 +21,8 @@ from bench.tables import MEASURED, VACUUMED
 from tests.conftest import ADMIN_DSN
 
 ROUND = {"round", "done", "drain_tasks_per_s", "parked", "messages", "exactly_once",
-         "completed", "db", "lease_lost", "pruned", "prune_ms", "vacuum_s", "bytes",
+         "completed", "db", "lease_lost", "pruned", "prune_ms", "prune_vacuum_ms", "vacuum_s",
+         "bytes",
          "tasks_rows", "notifications_rows", "autovacuum", "claim"}
 LATENCY = {"n", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,11 +69,34 @@ def test_soak_quick_prunes_reports_every_round_and_drops_its_database(
         assert set(r["autovacuum"]) == set(VACUUMED)
         assert all(set(c) == COUNTERS for c in r["autovacuum"].values())
     assert doc["pruned"] > 0 and doc["vacuums"] == 3 and doc["steady_from_round"] == 1
+    assert doc["pruner_vacuums"] == 0  # 400 tasks a round, below PrunerConfig's vacuum_after
     assert {"size_total", "tasks_rows", "claim_p99_uncapped", "claim_p99_capped"} <= set(
         doc["ratios"])
     assert {"total_mb_per_100k_tasks_steady", "total_mb_per_100k_tasks_unpruned",
             "size_total_peak_second_half_over_first"} <= set(doc["trend"])
     assert doc["milestones"][-1]["done"] == 1200
+    assert not _database_exists(name)
+
+
+def test_soak_quick_counts_the_pruner_s_vacuum_as_the_steady_state_s(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    name = f"signoff_soak_t_{uuid.uuid4().hex[:10]}"
+    argv = ["--dsn", ADMIN_DSN, "--database", name, "--quick", "--tasks", "1200",
+            "--batch", "400", "--retention", "0", "--vacuum-every", "0",
+            "--prune-vacuum-after", "1", "--probe", "5"]
+
+    assert main(argv) == 0
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exactly_once"] is True and doc["vacuums"] == 0
+    assert doc["parameters"]["prune_vacuum_after"] == 1
+    assert "never runs VACUUM itself" in doc["note"]
+    assert "the pruner runs VACUUM (ANALYZE)" in doc["note"]
+    pruned = [r for r in doc["rounds"] if r["pruned"] > 0]
+    assert pruned and all(r["prune_vacuum_ms"] is not None for r in pruned)
+    assert doc["pruner_vacuums"] == len(pruned)
+    assert doc["steady_from_round"] == pruned[0]["round"]
+    assert all(r["autovacuum"]["tasks"]["vacuum_count"] >= 1 for r in pruned)
     assert not _database_exists(name)
 
 

@@ -126,6 +126,28 @@ def test_a_bad_config_names_the_key_and_line(tmp_path: Path, text: str, key: str
     assert f"{path}, line {line}: {key}:" in str(err.value)
 
 
+def test_retention_vacuum_after_is_read_and_zero_turns_the_vacuum_off(tmp_path: Path) -> None:
+    assert load_config(None, env={}).retention.vacuum_after == 1000
+    for text, read in (("0", 0), ("250", 250), ("1_000_000", 1_000_000)):
+        path = write(tmp_path, f"[retention]\ndays = 7\nvacuum_after = {text}\n")
+        retention = load_config(path, env={}).retention
+        assert (retention.days, retention.vacuum_after) == (7, read)
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("'often'", "must be a whole number, not 'often'"),
+    ("1.5", "must be a whole number, not 1.5"),
+    ("-1", "must be at least 0 (and at most 1000000000), not -1"),
+    ("true", "must be a whole number, not True"),
+])
+def test_a_bad_retention_vacuum_after_is_one_line_naming_it(tmp_path: Path, value: str,
+                                                           said: str) -> None:
+    path = write(tmp_path, f"[retention]\nvacuum_after = {value}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path, env={})
+    assert str(err.value) == f"{path}, line 2: retention.vacuum_after: {said}"
+
+
 def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "timezone = 'UTC'\n[reaper\n")
     with pytest.raises(ConfigError, match=r"invalid TOML: .*line 2"):

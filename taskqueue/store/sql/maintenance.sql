@@ -114,3 +114,14 @@ WITH doomed AS (
     DELETE FROM approval_attachments f USING doomed d WHERE f.id = d.id RETURNING f.id
 )
 SELECT count(*)::int AS deleted FROM gone;
+
+-- name: table_vacuum
+-- After a prune that deleted at least the pruner's `vacuum_after` rows: marks the deleted
+-- rows' space free for reuse and refreshes the planner's statistics now, not at
+-- autovacuum's next visit. {table} is one of PRUNED_TABLES (store/services.py), formatted
+-- in as an identifier, never a value from input. VACUUM takes SHARE UPDATE EXCLUSIVE on the
+-- table, which claims, enqueues, completions and the pruner's deletes (ROW EXCLUSIVE) never
+-- wait for; its last step, giving empty pages at the table's end back to the system, takes
+-- the table's exclusive lock only when it is free and gives it up within 20 ms of anyone
+-- waiting for it. It cannot run in a transaction block.
+VACUUM (ANALYZE) {table};
