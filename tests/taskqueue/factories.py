@@ -127,3 +127,15 @@ def in_threads(n: int, dsn: str, work: Callable[[TaskQueue, int], Awaitable[T]],
 
 def attachment(name: str, data: bytes) -> NewAttachment:
     return NewAttachment(name, data)
+
+
+async def approved_and_done(queue: TaskQueue, capability: str = CAP) -> int:
+    """A task that parked with an attachment, was approved, resumed and succeeded; its id."""
+    task = await claimed(queue, capability)
+    await queue.task_park(task.id, "w1", "Send?", claim=task.claim,
+                          attachments=[attachment("cv.txt", b"hello")])
+    await queue.approval_decide_for_task(task.id, Decision.APPROVED, "alice")
+    again = await queue.task_claim(capability, "w1")
+    assert again is not None and again.id == task.id
+    await queue.task_complete(task.id, "w1", claim=again.claim)
+    return task.id

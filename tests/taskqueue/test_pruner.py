@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from taskqueue import Decision, Pruner, PrunerConfig, TaskQueue
+from taskqueue import Pruner, PrunerConfig, TaskQueue
 
 from .cli_helpers import Cli
-from .factories import CAP, attachment, claimed, enqueue, sql, sync_rows, value
+from .factories import CAP, approved_and_done, claimed, enqueue, sql, sync_rows, value
 
 
 async def _age(queue: TaskQueue, task_id: int, days: int) -> None:
@@ -55,19 +55,13 @@ async def test_a_capability_keeps_its_own_age(queue: TaskQueue) -> None:
 
 async def test_approved_work_keeps_its_decisions_but_loses_its_attachment_bytes(
         queue: TaskQueue) -> None:
-    task = await claimed(queue)
-    await queue.task_park(task.id, "w1", "Send?", claim=task.claim,
-                          attachments=[attachment("cv.txt", b"hello")])
-    await queue.approval_decide_for_task(task.id, Decision.APPROVED, "alice")
-    again = await queue.task_claim(CAP, "w1")
-    assert again is not None
-    await queue.task_complete(task.id, "w1", claim=again.claim)
-    await _age(queue, task.id, 40)
+    task_id = await approved_and_done(queue)
+    await _age(queue, task_id, 40)
     report = await Pruner(queue).run_once()
     assert (report.tasks, report.attachments) == (0, 1)
     assert (await _count(queue, "approvals"), await _count(queue, "approval_attachments")) == (
         1, 0)
-    await _age(queue, task.id, 400)
+    await _age(queue, task_id, 400)
     assert (await Pruner(queue).run_once()).tasks == 1
     assert await _count(queue, "approvals") == 0
 

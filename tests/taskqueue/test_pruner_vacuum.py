@@ -13,12 +13,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from taskqueue import Completion, Decision, NewTask, Pruner, PrunerConfig, TaskQueue
+from taskqueue import Completion, NewTask, Pruner, PrunerConfig, TaskQueue
 from taskqueue.store.services import PRUNED_TABLES
 from tests.conftest import ADMIN_DSN
 
 from .cli_helpers import Cli
-from .factories import CAP, attachment, claimed, sql, sync_rows, value
+from .factories import CAP, approved_and_done, claimed, sql, sync_rows, value
 
 LIVE = "live"
 
@@ -97,15 +97,9 @@ async def _completed(queue: TaskQueue, days: int) -> int:
 async def _approved(queue: TaskQueue) -> int:
     """A task that asked a person, was approved and finished 40 days ago: the audit trail
     keeps it and loses its attachment."""
-    task = await claimed(queue)
-    await queue.task_park(task.id, "w1", "Send?", claim=task.claim,
-                          attachments=[attachment("cv.txt", b"hello")])
-    await queue.approval_decide_for_task(task.id, Decision.APPROVED, "alice")
-    again = await queue.task_claim(CAP, "w1")
-    assert again is not None
-    await queue.task_complete(task.id, "w1", claim=again.claim)
-    await _backdate(queue, task.id, 40)
-    return task.id
+    task_id = await approved_and_done(queue)
+    await _backdate(queue, task_id, 40)
+    return task_id
 
 
 async def _backdate(queue: TaskQueue, task_id: int, days: int) -> None:
