@@ -7,8 +7,8 @@ after downtime a missed run fires once; producers also catch up their last misse
 start (a period runs to completion once, so that is safe to repeat).
 
 With several services on one database, entries added `leader_only` (the nudge digest, the
-incident check) run on the leader alone: every service keeps the timetable and the others
-skip those runs, so the one that takes over simply runs the next one.
+incident check, the pruner) run on the leader alone: every service keeps the timetable and
+the others skip those runs, so the one that takes over simply runs the next one.
 """
 
 from __future__ import annotations
@@ -106,10 +106,12 @@ class ServiceScheduler:
                  at_start=True)
 
     def add_pruner(self) -> None:
-        """Retention, daily at 03:17 (off the hour, when little else runs)."""
+        """Retention, daily at 03:17 (off the hour, when little else runs), on the leader:
+        its deletes would be safe on every service (SKIP LOCKED), but each run ends with a
+        VACUUM of the tables it pruned, and one a day is enough."""
         pruner = Pruner(self.queue, self.config.retention)
         self.add("pruner", pruner.run_once,
-                 CronTrigger(hour=3, minute=17, timezone=self.tz))
+                 CronTrigger(hour=3, minute=17, timezone=self.tz), leader_only=True)
 
     def add_incident_check(self) -> None:
         """Record the incident signal's changes as alert notifications for the channels."""

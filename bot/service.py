@@ -16,11 +16,11 @@ aiohttp application before it starts, unless `[web] enabled = false`.
 
 Any number of services may share one database. One of them leads (a PostgreSQL
 advisory lock held by the core's `Leadership`): only the leader long-polls Telegram and runs
-the scheduler's leader-only entries (the nudge digest, the incident check); everything else
-(worker pools, outbox delivery, producers, ticks, the reaper, a webhook) runs on all. A
-part with `async lead()` and `async follow()` is told each change; it starts as a standby.
-On shutdown the service steps down and releases the lock first, so a standby takes over
-at once.
+the scheduler's leader-only entries (the nudge digest, the incident check, the pruner);
+everything else (worker pools, outbox delivery, producers, ticks, the reaper, a webhook)
+runs on all. A part with `async lead()` and `async follow()` is told each change; it starts
+as a standby. On shutdown the service steps down and releases the lock first, so a standby
+takes over at once.
 """
 
 from __future__ import annotations

@@ -104,6 +104,15 @@ async def test_the_timer_skips_leader_entries_on_a_standby(queue: TaskQueue) -> 
     assert sched.leader_only == {"leader"}
 
 
+async def test_the_pruner_runs_on_the_leader_alone_and_the_reaper_everywhere(
+        queue: TaskQueue) -> None:
+    """Each prune ends with a VACUUM of what it pruned: one a day, not one per service."""
+    sched = ServiceScheduler(queue, Config(), worker="w-lead")
+    sched.add_pruner()
+    sched.add_reaper()
+    assert sched.leader_only == {"pruner"}
+
+
 async def _role(service: Service) -> tuple[int, object, float | None]:
     assert service.http is not None
     base = f"http://127.0.0.1:{service.http.port}"
