@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -69,6 +70,19 @@ from taskqueue.store.queries import query
 from taskqueue.store.reads import ReadsMixin
 from taskqueue.store.services import ServicesMixin
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
+
+
+@dataclass(frozen=True)
+class DecisionReads:
+    """What a decision sent beside its locks, fetched as its checks need them."""
+
+    task_cursor: AsyncCursor[Any]
+    cap: AsyncCursor[Any]
+    vote: AsyncCursor[Any] | None = None
+    votes: AsyncCursor[Any] | None = None
+
+    async def task(self) -> dict[str, Any] | None:
+        return await self.task_cursor.fetchone()
 
 
 class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
@@ -299,40 +313,46 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
     async def approval_decide(self, approval_id: int, decision: Decision | str, by: str,
                               note: str | None = None) -> Approval:
         """Record a person's decision on an open approval, once."""
+        choice = check_decision(decision, by, note)
         async with self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock", {"id": approval_id})
-            task, cap = await self._send_decision_task(tx.conn, approval_id=approval_id)
+            sent = await self._send_decision_reads(tx.conn, choice, by, approval_id=approval_id)
             row = await found.fetchone()
             if row is None:
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
-            result = await self._decide(tx, row, await task.fetchone(),
-                                        await cap.fetchone(), decision, by, note)
+            result = await self._decide(tx, row, await sent.task(), sent, choice, by, note)
         return self._decided(result)
 
     async def approval_decide_for_task(self, task_id: int, decision: Decision | str, by: str,
                                        note: str | None = None) -> Approval:
         """Decide the latest approval of a task (what the CLI's approve/revise/skip do)."""
+        choice = check_decision(decision, by, note)
         async with self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock_latest_for_task",
                                      {"task_id": task_id})
-            task_cur, cap = await self._send_decision_task(tx.conn, task_id=task_id)
-            row, task = await found.fetchone(), await task_cur.fetchone()
+            sent = await self._send_decision_reads(tx.conn, choice, by, task_id=task_id)
+            row, task = await found.fetchone(), await sent.task()
             if task is None:
                 raise TaskNotFound(f"no such task: {task_id}")
             if row is None:
                 raise Conflict(f"task {task_id} is {task['status']} and has no approval")
-            result = await self._decide(tx, row, task, await cap.fetchone(),
-                                        decision, by, note)
+            result = await self._decide(tx, row, task, sent, choice, by, note)
         return self._decided(result)
 
-    async def _send_decision_task(self, conn: Conn, *, task_id: int | None = None,
-                                  approval_id: int | None = None
-                                  ) -> tuple[AsyncCursor[Any], AsyncCursor[Any]]:
-        """Send the task's lock (after its approval's, sent first) and its capability's
-        read, so that a decision's reads cost one round trip."""
-        params = {"task_id": task_id, "approval_id": approval_id}
-        return (await self._send(conn, "decision_task_lock", params),
-                await self._send(conn, "decision_capability", params))
+    async def _send_decision_reads(self, conn: Conn, choice: Decision, by: str, *,
+                                   task_id: int | None = None,
+                                   approval_id: int | None = None) -> DecisionReads:
+        """Send, after the approval's lock (sent first), the task's lock, its capability's
+        read and, for an approve, the vote with the votes so far: one round trip before any
+        check ran. The vote is written only while the approval is open and unexpired; a
+        check that refuses the decision rolls it back with everything else."""
+        params = {"task_id": task_id, "approval_id": approval_id, "by": by}
+        task = await self._send(conn, "decision_task_lock", params)
+        cap = await self._send(conn, "decision_capability", params)
+        if choice is not Decision.APPROVED:
+            return DecisionReads(task, cap)
+        return DecisionReads(task, cap, await self._send(conn, "decision_vote_insert", params),
+                             await self._send(conn, "decision_votes", params))
 
     @staticmethod
     def _decided(result: Approval | ApprovalExpired) -> Approval:
@@ -342,12 +362,11 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         return result
 
     async def _decide(self, tx: Pipelined, row: dict[str, Any], task: dict[str, Any] | None,
-                      cap: dict[str, Any] | None, decision: Decision | str, by: str,
+                      sent: DecisionReads, choice: Decision, by: str,
                       note: str | None) -> Approval | ApprovalExpired:
-        """Decide the locked approval `row` of the locked `task`; `cap` is its capability's
-        row (None: no settings, anyone may decide)."""
+        """Decide the locked approval `row` of the locked `task`, with the reads `sent`
+        beside their locks."""
         conn = tx.conn
-        choice = check_decision(decision, by, note)
         refuse_decided(row)
         if not row.get("is_current", True):
             raise Conflict(f"approval {row['id']} of task {row['task_id']} was superseded by "
@@ -355,6 +374,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         assert task is not None
         if task["status"] != Status.NEEDS_APPROVAL:
             raise Conflict(f"task {task['id']} is {task['status']}; its approval cannot be decided")
+        cap = await sent.cap.fetchone()
         if cap is not None and not rows.capability_from_row(cap).may_decide(by):
             raise NotAnApprover(f"{by} is not an approver of {task['capability']}: "
                                 "nothing recorded")
@@ -362,7 +382,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
             return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
                                    f"{row['expires_at'].isoformat()}")
-        if choice is Decision.APPROVED and not await self._vote_completes(conn, row, by):
+        if choice is Decision.APPROVED and not await self._vote_completes(conn, row, by, sent):
             return await self._partly_approved(conn, row, task, by)
         if choice is Decision.REVISED:
             await self._discard_votes(conn, row)
@@ -383,16 +403,21 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         assert decided_row is not None
         return (await self._approval_models([decided_row], parts))[0]
 
-    async def _vote_completes(self, conn: Conn, row: dict[str, Any], by: str) -> bool:
-        """Record `by`'s approve; True once `required` distinct people (the requester not
-        counted) approved the request. AlreadyApproved when `by` approved it before."""
-        counts = not is_requester(row["request"], by)
-        inserted = await self._send(conn, "approval_vote_insert",
-                                    {"approval_id": row["id"], "by": by, "counts": counts})
-        # Sent before the insert's answer is read: it sees the insert (a later statement).
-        every = await self._send(conn, "approval_votes_many", {"approval_ids": [row["id"]]})
-        vote = await inserted.fetchone()
-        approved = sum(1 for v in await every.fetchall() if v["counts"])
+    async def _vote_completes(self, conn: Conn, row: dict[str, Any], by: str,
+                              sent: DecisionReads) -> bool:
+        """`by`'s approve, written beside the locks; True once `required` distinct people
+        (the requester not counted) approved the request. AlreadyApproved when `by`
+        approved it before."""
+        assert sent.vote is not None and sent.votes is not None
+        vote = await sent.vote.fetchone()
+        votes = await sent.votes.fetchall()
+        if vote is not None and is_requester(row["request"], by):
+            # Written as counted before the request was read: the requester's own approve
+            # is recorded but does not count.
+            await self._all(conn, "approval_vote_uncount", {"approval_id": row["id"], "by": by})
+            votes = [v | {"counts": False} if v["person"] == vote["person"] else v
+                     for v in votes]
+        approved = sum(1 for v in votes if v["counts"])
         if vote is None:
             raise AlreadyApproved(
                 f"{by} already approved approval {row['id']} of task {row['task_id']} "

@@ -1,8 +1,10 @@
 """Round trips of the pipelined transactions. A decision (issue 26, goal 6): its
-transaction, whose start is the decision's time and which a resume waits for, costs three
-round trips to the server, not one per statement. A batch enqueue with dedupe keys: two.
-Counted on the wire by a TCP proxy between the queue and PostgreSQL; each outcome is checked
-beside its count, and a failure inside a pipeline takes everything back."""
+transaction, whose start is the decision's time and which a resume waits for, costs two
+round trips to the server, not one per statement; an approve's vote goes out with the
+locks, before the checks that may refuse it, which then roll it back. A batch enqueue with
+dedupe keys: two. Counted on the wire by a TCP proxy between the queue and PostgreSQL;
+each outcome is checked beside its count, and a failure inside a pipeline takes
+everything back."""
 
 from __future__ import annotations
 
@@ -15,15 +17,25 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from taskqueue import AlreadyDecided, Decision, NewAttachment, NewTask, Status, TaskQueue
+from taskqueue import (
+    AlreadyApproved,
+    AlreadyDecided,
+    ApprovalExpired,
+    Decision,
+    NewAttachment,
+    NewTask,
+    NotAnApprover,
+    Status,
+    TaskQueue,
+)
 
-from .factories import CAP, PNG, parked, sql, value
+from .factories import CAP, PNG, backdate, parked, sql, value
 
-# BEGIN with the approval's and the task's locks and the capability's read; the approve
-# with the count of approves; the decision, its event, its NOTIFYs, the approval's reads
-# and COMMIT; then the pipeline's closing sync, after the commit. Each statement on its own
-# (psycopg's transaction block, unpipelined) was 14.
-APPROVE_ROUND_TRIPS = 4
+# BEGIN with the approval's and the task's locks, the capability's read and (an approve)
+# the vote with the count of votes; the decision, its event, its NOTIFYs, the approval's
+# reads and COMMIT; then the pipeline's closing sync, after the commit. Each statement on
+# its own (psycopg's transaction block, unpipelined) was 14 for an approve, 11 for a skip.
+DECIDE_ROUND_TRIPS = 3
 # BEGIN, the keys' locks and the batch; COMMIT with the closing sync (psycopg's transaction
 # block: five).
 DEDUPE_ENQUEUE_ROUND_TRIPS = 2
@@ -76,14 +88,14 @@ async def counted_queue(dsn: str) -> AsyncIterator[tuple[TaskQueue, TurnCounter]
     server.close()
 
 
-async def test_an_approve_costs_four_round_trips_and_resumes_the_task(
+async def test_an_approve_costs_three_round_trips_and_resumes_the_task(
         queue: TaskQueue, dsn: str) -> None:
     task, approval = await parked(queue, attachments=[NewAttachment("form.png", PNG)])
     async with counted_queue(dsn) as (q, counter):
         await q.task_get(task.id)  # the pool's connection is open and warm
         counter.turns = 0
         decided = await q.approval_decide(approval.id, Decision.APPROVED, "alice")
-        assert counter.turns == APPROVE_ROUND_TRIPS
+        assert counter.turns == DECIDE_ROUND_TRIPS
     assert decided.decision == "approved" and decided.decided_by == "alice"
     assert [a.filename for a in decided.attachments] == ["form.png"]
     assert [v.by for v in decided.approvals] == ["alice"]
@@ -97,8 +109,7 @@ async def test_deciding_by_task_costs_the_same_and_a_skip_ends_the_task(
         await q.task_get(task.id)
         counter.turns = 0
         decided = await q.approval_decide_for_task(task.id, Decision.SKIPPED, "bob")
-        # A skip casts no approve: one round trip fewer.
-        assert counter.turns == APPROVE_ROUND_TRIPS - 1
+        assert counter.turns == DECIDE_ROUND_TRIPS
     assert decided.decision == "skipped"
     assert (await queue.task_get(task.id)).status is Status.SKIPPED
 
@@ -151,3 +162,29 @@ async def test_a_batch_with_dedupe_keys_costs_two_round_trips_and_still_dedupes(
     assert [f.created for f in found] == [True, True, True, False, False]
     assert found[3].id == found[0].id and found[4].id == found[1].id
     assert await value(queue, "SELECT count(*) FROM tasks") == 3
+
+
+async def test_a_vote_sent_before_the_checks_is_kept_only_when_they_pass(
+        queue: TaskQueue, dsn: str) -> None:
+    """The approve's vote goes out with the locks: a refused approve (not an approver), an
+    approve of an expired question and a second approve by one person leave no vote of
+    theirs; the requester's own approve is kept but not counted."""
+    await queue.capability_set(CAP, approvers=["alice", "bob", "carol"], required_approvals=2)
+    task, approval = await parked(queue, request={"requested_by": " Carol "})
+    async with counted_queue(dsn) as (q, _):
+        with pytest.raises(NotAnApprover):
+            await q.approval_decide(approval.id, Decision.APPROVED, "mallory")
+        assert await value(queue, "SELECT count(*) FROM approval_votes") == 0
+        own = await q.approval_decide_for_task(task.id, Decision.APPROVED, "carol")
+        assert own.is_open and own.approved_count == 0
+        assert [(v.by, v.counted) for v in own.approvals] == [("carol", False)]
+        first = await q.approval_decide(approval.id, Decision.APPROVED, "alice")
+        assert first.is_open and first.approved_count == 1
+        with pytest.raises(AlreadyApproved):
+            await q.approval_decide(approval.id, Decision.APPROVED, "alice")
+        assert await value(queue, "SELECT count(*) FROM approval_votes") == 2
+        await backdate(queue, "approvals", "expires_at", "1 s", "id = %s", approval.id)
+        with pytest.raises(ApprovalExpired):
+            await q.approval_decide(approval.id, Decision.APPROVED, "bob")
+    assert await value(queue, "SELECT count(*) FROM approval_votes WHERE person = 'bob'") == 0
+    assert (await queue.task_get(task.id)).status is Status.EXPIRED

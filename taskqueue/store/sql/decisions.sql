@@ -27,19 +27,39 @@ SELECT c.* FROM capabilities c JOIN tasks t ON t.capability = c.capability
 WHERE t.id = coalesce(%(task_id)s::bigint,
                       (SELECT task_id FROM approvals WHERE id = %(approval_id)s::bigint));
 
+-- name: decision_vote_insert
+-- An approve's vote, sent beside the decision's locks before any check ran (after the
+-- approval's lock, so approves of one request are still counted one at a time): written
+-- only while the approval is open and unexpired, as counted until the caller has read the
+-- request (approval_vote_uncount). A check that refuses the decision rolls it back. No
+-- row: that person already approved it, or the approval is decided or expired.
+INSERT INTO approval_votes (approval_id, person, counts)
+SELECT a.id, %(by)s, true FROM approvals a
+WHERE a.id = coalesce(%(approval_id)s::bigint,
+                      (SELECT l.id FROM approvals l WHERE l.task_id = %(task_id)s::bigint
+                       ORDER BY l.id DESC LIMIT 1))
+  AND a.decision IS NULL AND a.expires_at > now()
+ON CONFLICT (approval_id, person) DO NOTHING
+RETURNING *;
+
+-- name: decision_votes
+-- The approves of that approval, the one just written among them (a later statement).
+SELECT v.* FROM approval_votes v
+WHERE v.approval_id = coalesce(%(approval_id)s::bigint,
+                               (SELECT l.id FROM approvals l WHERE l.task_id = %(task_id)s::bigint
+                                ORDER BY l.id DESC LIMIT 1))
+ORDER BY v.decided_at, v.person;
+
+-- name: approval_vote_uncount
+-- The requester's own approve: recorded, not counted.
+UPDATE approval_votes SET counts = false
+WHERE approval_id = %(approval_id)s AND person = %(by)s
+RETURNING person;
+
 -- name: approval_decide
 UPDATE approvals SET decision = %(decision)s, decided_by = %(by)s, decided_at = now(),
     note = %(note)s
 WHERE id = %(id)s AND decision IS NULL
-RETURNING *;
-
--- name: approval_vote_insert
--- One person's approve of a request (four-eyes). The approval row is locked FOR UPDATE by
--- the caller, so approves of one request are counted one at a time. No row: that person
--- already approved it (an approve counts once per person).
-INSERT INTO approval_votes (approval_id, person, counts)
-VALUES (%(approval_id)s, %(by)s, %(counts)s)
-ON CONFLICT (approval_id, person) DO NOTHING
 RETURNING *;
 
 -- name: approval_votes_many
