@@ -218,9 +218,22 @@ def _too_big(what: str, size: int, limits: Limits, at_least: bool = False) -> Ba
                     f"limit of {limits.max_json_bytes} (max_json_bytes)")
 
 
+# Values that need no walk of their own: a payload that is one object of these (most are)
+# is checked key by key without the stack below. Exact types: a subclass takes the walk.
+_FLAT = frozenset({str, int, float, bool, type(None)})
+
+
 def _walk(value: Any, what: str, limits: Limits) -> int:
     """Check every node without recursion (a 10,000-deep value must not blow the stack);
     returns the characters of all strings and keys."""
+    if type(value) is dict and limits.max_json_depth >= 1:
+        flat = 0
+        for key, child in value.items():
+            if type(child) not in _FLAT:
+                break
+            flat += _check_scalar(key, what) + _check_scalar(child, what)
+        else:
+            return flat
     chars = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:

@@ -44,6 +44,13 @@ def deep(depth: int) -> dict[str, object]:
     ({"s": "\ud800"}, "lone surrogate"),
     ({"s": "a\x00b"}, "u0000"),
     ({"blob": "x" * (2**20)}, r"at least 1048580 bytes of JSON, over the limit of 1048576"),
+    # A flat object is checked without the walk's stack: its keys as strictly as its values,
+    # and a value of a subclass, or a nested one after flat ones, still takes the walk.
+    ({"a\x00b": 1}, "u0000"),
+    ({"\ud800": 1}, "lone surrogate"),
+    ({"ok": 1, "n": [float("nan")]}, "NaN or Infinity"),
+    ({"ok": 1, "s": type("Text", (str,), {})("a\x00b")}, "u0000"),
+    ({"ok": 1, "a": deep(64)}, "nested deeper than 64"),
 ])
 async def test_enqueue_refuses_json_past_the_limits_and_writes_nothing(
         queue: TaskQueue, bad: dict[str, object], match: str) -> None:
