@@ -172,3 +172,11 @@ def test_autovacuum_is_put_back_when_the_soak_is_stopped(stop: signal.Signals,
     assert soak.returncode == code and "autovacuum put back: " in "".join(seen)
     assert _server_autovacuum() == before
     assert not _database_exists(name)
+
+
+def test_the_soak_vacuums_every_table_the_pruner_does() -> None:
+    """The soak's own VACUUM stands in for autovacuum: it covers the same tables as the
+    pruner's (every table a prune's deletes reach)."""
+    from taskqueue.store.services import PRUNED_TABLES
+
+    assert set(VACUUMED) == set(PRUNED_TABLES)
