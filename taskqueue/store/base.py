@@ -160,12 +160,6 @@ class QueueBase:
         return [rows.approval_from_row(r, files.get(r["id"], ()), votes.get(r["id"], ()))
                 for r in found]
 
-    async def _votes(self, conn: Conn, approval_ids: list[int]
-                     ) -> dict[int, list[dict[str, Any]]]:
-        if not approval_ids:
-            return {}
-        return _by_approval(await self._all(conn, "approval_votes_many",
-                                            {"approval_ids": approval_ids}))
 
 
 def _by_approval(found: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:

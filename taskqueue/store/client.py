@@ -76,13 +76,10 @@ from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 class DecisionReads:
     """What a decision sent beside its locks, fetched as its checks need them."""
 
-    task_cursor: AsyncCursor[Any]
+    task: AsyncCursor[Any]
     cap: AsyncCursor[Any]
     vote: AsyncCursor[Any] | None = None
     votes: AsyncCursor[Any] | None = None
-
-    async def task(self) -> dict[str, Any] | None:
-        return await self.task_cursor.fetchone()
 
 
 class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
@@ -320,7 +317,8 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             row = await found.fetchone()
             if row is None:
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
-            result = await self._decide(tx, row, await sent.task(), sent, choice, by, note)
+            result = await self._decide(tx, row, await sent.task.fetchone(), sent, choice, by,
+                                        note)
         return self._decided(result)
 
     async def approval_decide_for_task(self, task_id: int, decision: Decision | str, by: str,
@@ -331,7 +329,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             found = await self._send(tx.conn, "approval_lock_latest_for_task",
                                      {"task_id": task_id})
             sent = await self._send_decision_reads(tx.conn, choice, by, task_id=task_id)
-            row, task = await found.fetchone(), await sent.task()
+            row, task = await found.fetchone(), await sent.task.fetchone()
             if task is None:
                 raise TaskNotFound(f"no such task: {task_id}")
             if row is None:
@@ -382,8 +380,10 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
             return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
                                    f"{row['expires_at'].isoformat()}")
-        if choice is Decision.APPROVED and not await self._vote_completes(conn, row, by, sent):
-            return await self._partly_approved(conn, row, task, by)
+        if choice is Decision.APPROVED:
+            votes = await self._cast_vote(conn, row, by, sent)
+            if _counted(votes) < row["required"]:
+                return await self._partly_approved(conn, row, task, by, votes)
         if choice is Decision.REVISED:
             await self._discard_votes(conn, row)
         # Everything from here, COMMIT included, is sent before anything is fetched: one
@@ -403,40 +403,39 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         assert decided_row is not None
         return (await self._approval_models([decided_row], parts))[0]
 
-    async def _vote_completes(self, conn: Conn, row: dict[str, Any], by: str,
-                              sent: DecisionReads) -> bool:
-        """`by`'s approve, written beside the locks; True once `required` distinct people
-        (the requester not counted) approved the request. AlreadyApproved when `by`
-        approved it before."""
+    async def _cast_vote(self, conn: Conn, row: dict[str, Any], by: str,
+                         sent: DecisionReads) -> list[dict[str, Any]]:
+        """`by`'s approve, written beside the locks: the request's approves with it (the
+        requester's own counts for nothing). AlreadyApproved when `by` approved it before."""
         assert sent.vote is not None and sent.votes is not None
         vote = await sent.vote.fetchone()
         votes = await sent.votes.fetchall()
-        if vote is not None and is_requester(row["request"], by):
-            # Written as counted before the request was read: the requester's own approve
-            # is recorded but does not count.
-            await self._all(conn, "approval_vote_uncount", {"approval_id": row["id"], "by": by})
-            votes = [v | {"counts": False} if v["person"] == vote["person"] else v
-                     for v in votes]
-        approved = sum(1 for v in votes if v["counts"])
         if vote is None:
             raise AlreadyApproved(
                 f"{by} already approved approval {row['id']} of task {row['task_id']} "
-                f"({approved} of {row['required']}); an approve counts once per person",
-                by=by, approved=approved, required=row["required"])
-        return approved >= row["required"]
+                f"({_counted(votes)} of {row['required']}); an approve counts once per person",
+                by=by, approved=_counted(votes), required=row["required"])
+        if is_requester(row["request"], by):
+            # Written as counted before the request was read: the requester's own approve
+            # is recorded but does not count. Sent, not awaited: it runs before whatever
+            # this decision sends next.
+            await self._send(conn, "approval_vote_uncount", {"approval_id": row["id"], "by": by})
+            votes = [v | {"counts": False} if v["person"] == vote["person"] else v
+                     for v in votes]
+        return votes
 
     async def _partly_approved(self, conn: Conn, row: dict[str, Any], task: dict[str, Any],
-                               by: str) -> Approval:
-        """An approve short of the count: recorded as an event and owed to every channel as
-        an `approval_progress` notification; the approval stays open."""
-        votes = (await self._votes(conn, [row["id"]])).get(row["id"], [])
-        approved = sum(1 for v in votes if v["counts"])
-        await self._one(conn, "event_insert", {
+                               by: str, votes: list[dict[str, Any]]) -> Approval:
+        """An approve short of the count, with the request's `votes` so far: recorded as an
+        event and owed to every channel as an `approval_progress` notification; the
+        approval stays open. Sent, not awaited: COMMIT follows them in one round trip."""
+        approved = _counted(votes)
+        await self._send(conn, "event_insert", {
             "task_id": task["id"], "kind": "approved_partly", "actor": by,
             "detail": Jsonb({"approval_id": row["id"], "approved": approved,
                              "required": row["required"],
                              "counted": not is_requester(row["request"], by)})})
-        await self._one(conn, "approval_progress_insert", {
+        await self._send(conn, "approval_progress_insert", {
             "task_id": task["id"], "approval_id": row["id"], "approved": approved,
             "required": row["required"], "by": by})
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
@@ -500,3 +499,8 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             raise TaskNotFound(f"no such task: {task_id}") from None
         assert row is not None
         return rows.event_from_row(row)
+
+
+def _counted(votes: list[dict[str, Any]]) -> int:
+    """The approves that count toward an approval's `required` (not the requester's own)."""
+    return sum(1 for v in votes if v["counts"])

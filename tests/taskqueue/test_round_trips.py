@@ -36,6 +36,10 @@ from .factories import CAP, PNG, backdate, parked, sql, value
 # reads and COMMIT; then the pipeline's closing sync, after the commit. Each statement on
 # its own (psycopg's transaction block, unpipelined) was 14 for an approve, 11 for a skip.
 DECIDE_ROUND_TRIPS = 3
+# An approve short of the count (four-eyes): the locks with the vote, then the progress
+# with COMMIT and the closing sync (the requester's own: 11 statement by statement, then 6
+# while the votes were read again and the progress awaited statement by statement).
+PARTIAL_ROUND_TRIPS = 2
 # BEGIN, the keys' locks and the batch; COMMIT with the closing sync (psycopg's transaction
 # block: five).
 DEDUPE_ENQUEUE_ROUND_TRIPS = 2
@@ -116,14 +120,29 @@ async def test_deciding_by_task_costs_the_same_and_a_skip_ends_the_task(
 
 async def test_an_approve_short_of_the_count_stays_open_through_the_pipeline(
         queue: TaskQueue, dsn: str) -> None:
-    task, approval = await parked(queue, required_approvals=2)
-    async with counted_queue(dsn) as (q, _):
+    task, approval = await parked(queue, required_approvals=2,
+                                  request={"requested_by": "carol"})
+    async with counted_queue(dsn) as (q, counter):
+        await q.task_get(task.id)
+        counter.turns = 0
+        own = await q.approval_decide(approval.id, Decision.APPROVED, "carol")
+        # The locks with the vote; the progress, its event and COMMIT with the closing
+        # sync. The requester's uncounting goes out with them, not on its own.
+        assert counter.turns == PARTIAL_ROUND_TRIPS
+        counter.turns = 0
         first = await q.approval_decide(approval.id, Decision.APPROVED, "alice")
+        assert counter.turns == PARTIAL_ROUND_TRIPS
         assert first.is_open and first.approved_count == 1
         second = await q.approval_decide(approval.id, Decision.APPROVED, "bob")
+    assert own.is_open and own.approved_count == 0
     assert second.decision == "approved" and second.approved_count == 2
     assert (await queue.task_get(task.id)).status is Status.APPROVED
     assert task.capability == CAP
+    votes = await sql(queue, "SELECT person, counts FROM approval_votes ORDER BY person")
+    assert votes == [{"person": "alice", "counts": True}, {"person": "bob", "counts": True},
+                     {"person": "carol", "counts": False}]
+    assert await value(queue, "SELECT count(*) FROM notifications "
+                              "WHERE kind = 'approval_progress'") == 2
 
 
 async def test_a_failure_inside_the_pipeline_records_nothing_and_the_connection_lives_on(
