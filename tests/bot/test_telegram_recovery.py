@@ -105,19 +105,20 @@ async def test_six_502s_are_retried_on_the_rows_backoff_not_the_poll(
     try:
         started = time.monotonic()
         await park(queue)
-        await fake.wait_for(lambda: requests_sent(fake), timeout=15)
+        await fake.wait_for(lambda: requests_sent(fake), timeout=25)
         took = time.monotonic() - started
-        await wait_for(lambda: _delivered(queue), timeout=5)
+        await wait_for(lambda: _delivered(queue), timeout=10)
     finally:
         running.cancel()
         await asyncio.gather(running, return_exceptions=True)
     statuses = [c.status for c in fake.calls if c.method == "sendMessage"]
     assert statuses == [502] * 6 + [200]
     # One call's five attempts, the row's backoff (a jittered wait of at most 1 s), then the
-    # sixth 502 and a success: seconds, not the 30 s poll.
-    assert took < 5, took
+    # sixth 502 and a success: about 2 s, not the 30 s poll. The bound leaves room for a
+    # busy machine (5 s failed once in a long combined run) and still tells the two apart.
+    assert took < 15, took
     fifth, sixth = [c.started_at for c in fake.calls if c.method == "sendMessage"][4:6]
-    assert sixth - fifth < 5
+    assert sixth - fifth < 15
     row = await _delivered(queue)
     assert row is not None and row["attempts"] == 2
 
