@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from bench import peers
 from bench.drain import drain
 from bench.measure import batches, enqueue_ids, execute, rate, timed
@@ -36,6 +38,12 @@ async def worker_process_drain(dsn: str, q: TaskQueue, tasks: int, tag: str,
     rate runs from the first claim to the last finish, as the database recorded them."""
     capability = f"bench.worker.{tag}"
     await enqueue_ids(q, capability, tasks, 1000)
+    return await worker_process_run(dsn, capability, tasks, concurrency)
+
+
+async def worker_process_run(dsn: str, capability: str, tasks: int,
+                             concurrency: int = 16) -> dict[str, Any]:
+    """worker_process_drain on `tasks` pending tasks of `capability` already enqueued."""
     cmd = [sys.executable, "-m", "taskqueue", "worker", "--capability", capability,
            "--handler", "bench.handlers:noop", "--concurrency", str(concurrency),
            "--poll-interval", "0.5"]
@@ -45,8 +53,11 @@ async def worker_process_drain(dsn: str, q: TaskQueue, tasks: int, tag: str,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 60 + tasks / 50
-        while await _left(dsn, capability) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        # One connection for the whole wait: a new one every 50 ms would start a server
+        # process each time, CPU taken from the worker being measured.
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            while await _left(conn, capability) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         await asyncio.to_thread(proc.wait, 30)
@@ -62,17 +73,18 @@ async def worker_process_drain(dsn: str, q: TaskQueue, tasks: int, tag: str,
             "exactly_once": row["done"] == tasks and row["claims"] == tasks}
 
 
-async def _left(dsn: str, capability: str) -> bool:
+async def _left(conn: psycopg.AsyncConnection[Any], capability: str) -> bool:
     """Whether the capability still has work (claimable, running or parked). Two index-only
     probes: a count over the whole table (1,150,000 rows by now) every 50 ms was a parallel
     sequential scan that took a core from the worker being measured."""
-    row = await execute(dsn, """
+    cur = await conn.execute("""
         SELECT EXISTS (SELECT 1 FROM tasks WHERE capability = %(c)s
                          AND status IN ('pending', 'approved'))
             OR EXISTS (SELECT 1 FROM tasks WHERE capability = %(c)s
-                         AND status IN ('running', 'needs_approval')) AS busy""",
-                        {"c": capability})
-    return bool(row["busy"])
+                         AND status IN ('running', 'needs_approval'))""",
+                             {"c": capability}, prepare=True)
+    row = await cur.fetchone()
+    return bool(row and row[0])
 
 
 async def vacuum(dsn: str) -> None:

@@ -49,11 +49,22 @@ def _verdict(ids: list[int], expected: int, seconds: float) -> dict[str, Any]:
 
 async def reference_drain(dsn: str, tasks: int, claimers: int, tag: str) -> dict[str, Any]:
     """Claim + complete `tasks` jobs with `claimers` connections of their own."""
+    await reference_enqueue(dsn, tasks, tag)
+    return await reference_drain_enqueued(dsn, tasks, claimers, tag)
+
+
+async def reference_enqueue(dsn: str, tasks: int, tag: str) -> None:
+    """The reference queue's table, and `tasks` jobs of queue `tag` in it."""
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         for statement in _REF_SCHEMA.split(";"):
             await conn.execute(statement)
         await conn.execute("INSERT INTO ref_jobs (queue) SELECT %s FROM generate_series(1, %s)",
                            (tag, tasks))
+
+
+async def reference_drain_enqueued(dsn: str, tasks: int, claimers: int,
+                                   tag: str) -> dict[str, Any]:
+    """Claim + complete the `tasks` jobs reference_enqueue put in queue `tag`."""
 
     async def claimer() -> list[int]:
         done: list[int] = []
@@ -101,10 +112,17 @@ async def pgqueuer_enqueue(dsn: str, tasks: int, batch: int, entrypoint: str) ->
 
 async def pgqueuer_drain(dsn: str, tasks: int, claimers: int, tag: str) -> dict[str, Any]:
     """`claimers` QueueManagers (asyncpg, batch 10) drain `tasks` no-op jobs."""
+    await pgqueuer_enqueue(dsn, tasks, 1000, tag)
+    return await pgqueuer_drain_enqueued(dsn, tasks, claimers, tag)
+
+
+async def pgqueuer_drain_enqueued(dsn: str, tasks: int, claimers: int,
+                                  tag: str) -> dict[str, Any]:
+    """`claimers` QueueManagers (asyncpg, batch 10) drain the `tasks` jobs of entrypoint
+    `tag` that pgqueuer_enqueue put there."""
     import asyncpg
     from pgqueuer import AsyncpgDriver, Queries, QueueManager
 
-    await pgqueuer_enqueue(dsn, tasks, 1000, tag)
     ids: list[int] = []
     conns = [await asyncpg.connect(url(dsn)) for _ in range(claimers)]
     try:
