@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from bench.compare import compare, table
-from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
+from bench.database import database_options, in_own_database, machine_info, machine_load
 from bench.drain import drain
 from bench.finished import finished_rows_latency
 from bench.measure import batches, enqueue_ids, latency_ms, rate, timed
@@ -162,9 +162,7 @@ def part_names(text: str) -> tuple[str, ...]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--dsn", default=ADMIN_DSN, help="admin DSN used to create the database")
-    p.add_argument("--database", default="signoff_bench", help="dropped and recreated")
-    p.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    database_options(p, "signoff_bench")
     p.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     p.add_argument("--tasks", type=positive, help="tasks per enqueue and drain figure")
     p.add_argument("--batch", type=positive, help="tasks per task_enqueue_many call")

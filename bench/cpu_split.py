@@ -32,18 +32,20 @@ import argparse
 import asyncio
 import os
 import resource
-import shlex
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from bench import peers
+from bench.benchmark import positive
 from bench.compare import CLAIM_BATCH, worker_process_run
-from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
+from bench.database import database_options, run_in_own_database
 from bench.drain import drain
-from bench.measure import enqueue_ids, execute, report
+from bench.measure import enqueue_ids, report
 from taskqueue import TaskQueue
 
 TASKS = 3000
@@ -97,11 +99,13 @@ class ClusterCpu:
 
 async def postmaster_pid(dsn: str) -> int | None:
     """The server's postmaster, when it runs on this machine and /proc shows it."""
-    row = await execute(dsn, "SELECT pg_backend_pid() AS pid")
-    try:
-        status = Path(f"/proc/{row['pid']}/status").read_text()
-    except OSError:
-        return None
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        row = await (await conn.execute("SELECT pg_backend_pid()")).fetchone()
+        # Read while the connection is open: its server process exits once it closes.
+        try:
+            status = Path(f"/proc/{row[0] if row else 0}/status").read_text()
+        except OSError:
+            return None
     parent = next((int(line.split()[1]) for line in status.splitlines()
                    if line.startswith("PPid:")), None)
     if parent is None or not Path(f"/proc/{parent}/stat").exists():
@@ -251,39 +255,20 @@ async def cpu_split(dsn: str, tasks: int, repeat: int) -> dict[str, Any]:
             "ratios": ratios(figures), "table": table(figures)}
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--dsn", default=ADMIN_DSN, help="admin DSN used to create the database")
-    p.add_argument("--database", default="signoff_bench_cpu", help="dropped and recreated")
-    p.add_argument("--keep", action="store_true", help="keep the database afterwards")
-    p.add_argument("--tasks", type=_count, default=TASKS, help="tasks a figure (3000)")
-    p.add_argument("--repeat", type=_count, default=REPEAT, help="repetitions (3)")
+    database_options(p, "signoff_bench_cpu")
+    p.add_argument("--tasks", type=positive, default=TASKS, help="tasks a figure (3000)")
+    p.add_argument("--repeat", type=positive, default=REPEAT, help="repetitions (3)")
     return p.parse_args(argv)
 
 
 async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
     """Create the database, measure, drop it (unless --keep); the JSON document."""
     args = parse_args(argv)
-    started = time.perf_counter()
-
-    async def measure(dsn: str) -> dict[str, Any]:
-        machine = await machine_info(dsn)
-        figure = await cpu_split(dsn, args.tasks, args.repeat)
-        machine["load_average_end"] = machine_load()
-        return {"machine": machine, **figure}
-
-    doc = await in_own_database(args.dsn, args.database, args.keep, measure)
-    return {"benchmark": "signoff CPU per task, client and server",
-            "command": shlex.join(["python", "-m", "bench.cpu_split", *argv]),
-            "database": args.database, **doc,
-            "seconds": round(time.perf_counter() - started, 1)}
+    return await run_in_own_database(
+        "signoff CPU per task, client and server", "bench.cpu_split", argv, args,
+        lambda dsn: cpu_split(dsn, args.tasks, args.repeat))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

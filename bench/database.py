@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
-from collections.abc import Awaitable, Callable
+import shlex
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -15,6 +18,15 @@ from taskqueue import migrate
 
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 _PROTECTED = {"postgres", "template0", "template1"}
+
+
+def database_options(parser: argparse.ArgumentParser, default: str) -> None:
+    """--dsn, --database (default `default`) and --keep: what every benchmark that works
+    in a database of its own takes."""
+    parser.add_argument("--dsn", default=ADMIN_DSN,
+                        help="admin DSN used to create the database")
+    parser.add_argument("--database", default=default, help="dropped and recreated")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
 
 
 def dsn_for(admin_dsn: str, name: str) -> str:
@@ -68,3 +80,24 @@ async def in_own_database(admin_dsn: str, name: str, keep: bool,
     finally:
         if not keep:
             await database_drop(admin_dsn, name)
+
+
+async def run_in_own_database(title: str, module: str, argv: Sequence[str],
+                              args: argparse.Namespace,
+                              figure: Callable[[str], Awaitable[dict[str, Any]]]
+                              ) -> dict[str, Any]:
+    """A benchmark module's JSON document: `figure` measured in its own database
+    (`args.dsn`, `args.database`, `args.keep`), with the machine, the load at the start and
+    the end, the command that ran it and how long it took."""
+    started = time.perf_counter()
+
+    async def measure(dsn: str) -> dict[str, Any]:
+        machine = await machine_info(dsn)
+        found = await figure(dsn)
+        machine["load_average_end"] = machine_load()
+        return {"machine": machine, **found}
+
+    doc = await in_own_database(args.dsn, args.database, args.keep, measure)
+    return {"benchmark": title, "command": shlex.join(["python", "-m", module, *argv]),
+            "database": args.database, **doc,
+            "seconds": round(time.perf_counter() - started, 1)}

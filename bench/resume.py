@@ -25,7 +25,6 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
+from bench.database import database_options, run_in_own_database
 from bench.measure import execute, latency_ms, rate, report
 from taskqueue import Decision, NewTask, Status, Task, TaskQueue
 
@@ -263,9 +262,7 @@ def _count(text: str) -> int:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--dsn", default=ADMIN_DSN, help="admin DSN used to create the database")
-    p.add_argument("--database", default="signoff_bench_resume", help="dropped and recreated")
-    p.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    database_options(p, "signoff_bench_resume")
     p.add_argument("--approvals", type=_count, default=APPROVALS, help="approvals timed (200)")
     p.add_argument("--poll-interval", type=float, default=POLL_INTERVAL,
                    help="the worker's polling fallback in seconds (30)")
@@ -281,25 +278,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
     """Create the database, measure, drop it (unless --keep); the JSON document."""
     args = parse_args(argv)
-    started = time.perf_counter()
 
-    async def measure(dsn: str) -> dict[str, Any]:
-        machine = await machine_info(dsn)
+    async def figure(dsn: str) -> dict[str, Any]:
         if args.load:
-            figure = await approve_resume_under_load(dsn, args.approvals,
-                                                     poll_interval=args.poll_interval,
-                                                     bulk_ms=args.bulk_ms)
-        else:
-            figure = await approve_resume(dsn, args.approvals,
-                                          poll_interval=args.poll_interval, settle=args.settle)
-        machine["load_average_end"] = machine_load()
-        return {"machine": machine, **figure}
+            return await approve_resume_under_load(dsn, args.approvals,
+                                                   poll_interval=args.poll_interval,
+                                                   bulk_ms=args.bulk_ms)
+        return await approve_resume(dsn, args.approvals, poll_interval=args.poll_interval,
+                                    settle=args.settle)
 
-    doc = await in_own_database(args.dsn, args.database, args.keep, measure)
-    return {"benchmark": "signoff approve → resume",
-            "command": shlex.join(["python", "-m", "bench.resume", *argv]),
-            "database": args.database, **doc,
-            "seconds": round(time.perf_counter() - started, 1)}
+    return await run_in_own_database("signoff approve → resume", "bench.resume", argv, args,
+                                     figure)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -36,7 +36,7 @@ from typing import Any
 from bench.autovacuum import autovacuum_on, autovacuum_stats
 from bench.benchmark import non_negative, positive
 from bench.churn import Mix, churn
-from bench.database import ADMIN_DSN, in_own_database, machine_info, machine_load
+from bench.database import database_options, in_own_database, machine_info, machine_load
 from bench.probe import probe, probe_setup
 from bench.soak_summary import summary
 from bench.tables import autovacuum_setting, table_sizes, vacuum
@@ -179,9 +179,7 @@ def seconds(text: str) -> float:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--dsn", default=ADMIN_DSN, help="admin DSN used to create the database")
-    p.add_argument("--database", default="signoff_soak", help="dropped and recreated")
-    p.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    database_options(p, "signoff_soak")
     p.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
     p.add_argument("--tasks", type=positive, help="tasks in the whole run (1000000)")
     p.add_argument("--batch", type=positive, help="tasks a round (10000)")
