@@ -200,7 +200,7 @@ async def test_a_batch_without_dedupe_keys_writes_the_same_rows_as_a_keyed_one(
         assert [t.priority for t in tasks] == [0, 1, 2, 3]
         assert {t.max_attempts for t in tasks} == {7}
     rows = await sql(queue, "SELECT task_id, kind, actor, detail - 'dedupe_key' AS detail "
-                            "FROM task_events ORDER BY id")
+                            "FROM task_history ORDER BY id")
     assert [r["task_id"] for r in rows] == [e.id for e in plain + keyed]
     assert {(r["kind"], r["actor"], str(r["detail"])) for r in rows} == {
         ("enqueued", "tester", "{'to': 'pending'}")}

@@ -78,7 +78,7 @@ async def test_a_vacuuming_prune_deletes_and_keeps_the_same_rows(
     assert (report.tasks, report.attachments) == (1, 1)
     assert bool(report.vacuumed) is bool(vacuum_after)
     assert {r["id"] for r in await sql(queue, "SELECT id FROM tasks")} == {kept, audit, pending}
-    assert {r["task_id"] for r in await sql(queue, "SELECT task_id FROM task_events")} == {
+    assert {r["task_id"] for r in await sql(queue, "SELECT task_id FROM task_history")} == {
         kept, audit, pending}
     assert [r["task_id"] for r in await sql(queue, "SELECT task_id FROM notifications "
                                                    "WHERE kind = 'message' ORDER BY id")] == [

@@ -13,24 +13,21 @@ ORDER BY n;
 -- A dedupe hit inserts nothing and returns the holder's id. Under a concurrent insert
 -- of the same key, ON CONFLICT waits for it; if the holder then is not yet visible to
 -- this statement's snapshot, no row comes back and the caller runs this again.
+-- The task's `enqueued` event is its row (migration 0012): enqueued_event_id, enqueued_by.
 WITH ins AS (
-    INSERT INTO tasks (capability, priority, payload, max_attempts, run_after, dedupe_key)
+    INSERT INTO tasks (capability, priority, payload, max_attempts, run_after, dedupe_key,
+                       enqueued_event_id, enqueued_by)
     VALUES (
         %(capability)s, %(priority)s, %(payload)s,
         COALESCE(%(max_attempts)s,
                  (SELECT max_attempts FROM capabilities WHERE capability = %(capability)s), 3),
         now() + make_interval(secs => %(delay)s),
-        %(dedupe_key)s)
+        %(dedupe_key)s, nextval('task_events_id_seq'), %(actor)s)
     ON CONFLICT (capability, dedupe_key)
         WHERE dedupe_key IS NOT NULL
           AND status IN ('pending', 'running', 'needs_approval', 'approved', 'succeeded')
         DO NOTHING
     RETURNING id
-), ev AS (
-    INSERT INTO task_events (task_id, kind, actor, detail)
-    SELECT id, 'enqueued', %(actor)s,
-           jsonb_build_object('to', 'pending', 'dedupe_key', %(dedupe_key)s::text)
-    FROM ins
 )
 SELECT id, true AS inserted FROM ins
 UNION ALL
@@ -40,7 +37,8 @@ WHERE capability = %(capability)s AND dedupe_key = %(dedupe_key)s
   AND NOT EXISTS (SELECT 1 FROM ins);
 
 -- name: task_enqueue_many
--- A whole batch in one statement. The caller took the batch's dedupe keys (dedupe_lock)
+-- A whole batch in one statement; each task's `enqueued` event is its row (migration
+-- 0012). The caller took the batch's dedupe keys (dedupe_lock)
 -- first, so under READ COMMITTED this snapshot sees every committed holder of those keys.
 -- Within the batch the first item of a key is inserted and the later ones return its id;
 -- a key held by an unfinished or succeeded task returns the holder. Ids come from the
@@ -62,12 +60,14 @@ WITH numbered AS MATERIALIZED (
       AND t.dedupe_key = ANY(%(dedupe_keys)s::text[])
       AND t.status IN ('pending', 'running', 'needs_approval', 'approved', 'succeeded')
 ), ins AS (
-    INSERT INTO tasks (id, capability, priority, payload, max_attempts, run_after, dedupe_key)
+    INSERT INTO tasks (id, capability, priority, payload, max_attempts, run_after, dedupe_key,
+                       enqueued_event_id, enqueued_by)
     SELECT i.id, %(capability)s, i.priority, i.payload,
            COALESCE(i.max_attempts,
                     (SELECT max_attempts FROM capabilities WHERE capability = %(capability)s),
                     3),
-           now() + make_interval(secs => i.delay), i.dedupe_key
+           now() + make_interval(secs => i.delay), i.dedupe_key,
+           nextval('task_events_id_seq'), %(actor)s
     FROM input i
     WHERE i.dedupe_key IS NULL
        OR (i.key_rank = 1 AND NOT EXISTS (SELECT 1 FROM held h
@@ -78,11 +78,6 @@ WITH numbered AS MATERIALIZED (
           AND status IN ('pending', 'running', 'needs_approval', 'approved', 'succeeded')
         DO NOTHING
     RETURNING id, dedupe_key
-), ev AS (
-    INSERT INTO task_events (task_id, kind, actor, detail)
-    SELECT id, 'enqueued', %(actor)s,
-           jsonb_build_object('to', 'pending', 'dedupe_key', dedupe_key)
-    FROM ins
 )
 SELECT i.n, COALESCE(mine.id, h.id, first.id) AS id, mine.id IS NOT NULL AS inserted,
        -- Evaluated once: wakes idle workers when the batch created something.
@@ -95,28 +90,26 @@ LEFT JOIN ins first ON first.dedupe_key = i.dedupe_key AND i.key_rank > 1
 ORDER BY i.n;
 
 -- name: task_enqueue_plain
--- A batch without dedupe keys: every item is a new task, so there is nothing to look up
--- and the statement runs alone in autocommit. Ids come from the sequence up front, in the
--- batch's order (unnest yields the items in order); the payloads arrive as checked JSON text.
+-- A batch without dedupe keys: every item is a new task (its `enqueued` event is its row,
+-- migration 0012), so there is nothing to look up and the statement runs alone in
+-- autocommit; the insert runs to completion though nothing reads it back. Ids come from the
+-- sequence up front, in the batch's order (unnest yields the items in order); the payloads
+-- arrive as checked JSON text.
 WITH input AS MATERIALIZED (
     SELECT i.*, nextval('tasks_id_seq') AS id
     FROM unnest(%(priorities)s::int[], %(payloads)b::text[]::jsonb[], %(max_attempts)s::int[],
                 %(delays)s::float8[])
          WITH ORDINALITY AS i(priority, payload, max_attempts, delay, n)
 ), ins AS (
-    INSERT INTO tasks (id, capability, priority, payload, max_attempts, run_after)
+    INSERT INTO tasks (id, capability, priority, payload, max_attempts, run_after,
+                       enqueued_event_id, enqueued_by)
     SELECT i.id, %(capability)s, i.priority, i.payload,
            COALESCE(i.max_attempts,
                     (SELECT max_attempts FROM capabilities WHERE capability = %(capability)s),
                     3),
-           now() + make_interval(secs => i.delay)
+           now() + make_interval(secs => i.delay), nextval('task_events_id_seq'), %(actor)s
     FROM input i
     ORDER BY i.n
-    RETURNING id
-), ev AS (
-    INSERT INTO task_events (task_id, kind, actor, detail)
-    SELECT id, 'enqueued', %(actor)s, '{"to": "pending", "dedupe_key": null}'::jsonb
-    FROM ins
 )
 SELECT i.id, (SELECT pg_notify(%(channel)s, %(capability)s)) AS notified
 FROM input i

@@ -58,7 +58,9 @@ FROM approval_attachments WHERE approval_id = ANY(%(approval_ids)s) ORDER BY id;
 SELECT * FROM approval_attachments WHERE id = %(id)s;
 
 -- name: event_list_for_task
-SELECT * FROM task_events WHERE task_id = %(task_id)s ORDER BY id;
+-- task_history (migration 0012): task_events with each task's `enqueued` event read back
+-- from its row.
+SELECT * FROM task_history WHERE task_id = %(task_id)s ORDER BY id;
 
 -- name: queue_summary
 -- Per capability: counts by status, and the oldest claimable task with its age.
