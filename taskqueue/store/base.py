@@ -161,7 +161,6 @@ class QueueBase:
                 for r in found]
 
 
-
 def _by_approval(found: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = {}
     for r in found:

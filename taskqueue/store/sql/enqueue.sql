@@ -38,13 +38,13 @@ WHERE capability = %(capability)s AND dedupe_key = %(dedupe_key)s
 
 -- name: task_enqueue_many
 -- A whole batch in one statement; each task's `enqueued` event is its row (migration
--- 0012). The caller took the batch's dedupe keys (dedupe_lock)
--- first, so under READ COMMITTED this snapshot sees every committed holder of those keys.
--- Within the batch the first item of a key is inserted and the later ones return its id;
--- a key held by an unfinished or succeeded task returns the holder. Ids come from the
--- sequence up front so each input row knows its task. A row with no id back met a
--- conflict this snapshot cannot see (a holder changed status meanwhile): the caller runs
--- task_enqueue for it. Its NOTIFY is sent at commit, like every NOTIFY.
+-- 0012). The caller took the batch's dedupe keys (dedupe_lock) first, so under READ
+-- COMMITTED this snapshot sees every committed holder of those keys. Within the batch the
+-- first item of a key is inserted and the later ones return its id; a key held by an
+-- unfinished or succeeded task returns the holder. Ids come from the sequence up front so
+-- each input row knows its task. A row with no id back met a conflict this snapshot cannot
+-- see (a holder changed status meanwhile): the caller runs task_enqueue for it. Its NOTIFY
+-- is sent at commit, like every NOTIFY.
 WITH numbered AS MATERIALIZED (
     -- unnest yields the items in order, so the ids follow the batch's order.
     SELECT i.*, nextval('tasks_id_seq') AS id
