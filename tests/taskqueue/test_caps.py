@@ -215,3 +215,35 @@ async def test_capability_set_refuses_bad_settings(offline: TaskQueue, changes: 
                                                    match: str) -> None:
     with pytest.raises(BadInput, match=match):
         await offline.capability_set(CAP, **changes)
+
+
+_MIXED = """
+INSERT INTO tasks (capability, status, priority, first_claimed_at)
+VALUES (%s, 'pending', 0, NULL), (%s, 'pending', 5, now()), (%s, 'approved', 0, now()),
+       (%s, 'pending', 9, NULL), (%s, 'approved', 3, now()), (%s, 'pending', 0, now()),
+       (%s, 'pending', 5, NULL)
+RETURNING id, status, priority, first_claimed_at IS NOT NULL AS resumed"""
+
+
+@pytest.mark.parametrize(("caps", "only_resumed"), [
+    ({}, False),
+    ({"max_running": 100}, False),
+    ({"max_running": 100, "max_parked": 100, "daily_new": 100}, False),
+    # Four resumed tasks are held already: the held cap admits no new work.
+    ({"max_parked": 3}, True),
+], ids=["uncapped", "max_running", "room_under_every_cap", "held_cap_full"])
+@pytest.mark.parametrize("n", [3, 7])
+async def test_a_capped_claim_takes_work_in_the_claims_own_order(
+        queue: TaskQueue, dsn: str, caps: dict[str, int], only_resumed: bool, n: int) -> None:
+    # Answered work first, then by priority, then oldest first: the same order whichever
+    # path of signoff_claim runs (uncapped; capped, where resumed and new work are read
+    # apart and merged), and only resumed work once the held cap is full.
+    rows = sync_rows(dsn, _MIXED, *[CAP] * 7)
+    if caps:
+        await queue.capability_set(CAP, **caps)
+    eligible = [r for r in rows if r["resumed"] or not only_resumed]
+    order = sorted(eligible, key=lambda r: (r["status"] != "approved", -r["priority"], r["id"]))
+    claimed = await queue.task_claim_many(CAP, "w", n)
+    assert [t.id for t in claimed] == [r["id"] for r in order[:n]]
+    assert [t.claimed_from.value for t in claimed if t.claimed_from] == [
+        r["status"] for r in order[:n]]
