@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import shlex
 import sys
@@ -28,9 +27,9 @@ from bench.compare import compare, table
 from bench.database import database_options, in_own_database, machine_info, machine_load
 from bench.drain import drain
 from bench.finished import finished_rows_latency
-from bench.measure import batches, enqueue_ids, latency_ms, rate, timed
+from bench.measure import batches, dumps, enqueue_ids, latency_ms, rate, secrets_masked, timed
 from bench.resume import approve_resume
-from taskqueue import TaskQueue
+from taskqueue import TaskQueue, redact
 
 log = logging.getLogger("signoff.bench")
 
@@ -202,10 +201,11 @@ async def benchmark(argv: Sequence[str]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its JSON; 1 when a drain was not exactly once."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
-    doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
-    print(json.dumps(doc, indent=2))
-    print(f"\n{doc['table']}\n\ncommand: {doc['command']}\nmachine: {doc['machine']}",
+    args = sys.argv[1:] if argv is None else list(argv)
+    secrets_masked(args)
+    doc = asyncio.run(benchmark(args))
+    print(dumps(doc))
+    print(redact(f"\n{doc['table']}\n\ncommand: {doc['command']}\nmachine: {doc['machine']}"),
           file=sys.stderr)
     return 0 if doc["exactly_once"] else 1
 

@@ -15,7 +15,14 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from taskqueue import NewTask, TaskQueue
+from taskqueue import (
+    NewTask,
+    RedactingFilter,
+    TaskQueue,
+    redact,
+    secret_register_dsn,
+    secret_register_environment,
+)
 
 T = TypeVar("T")
 
@@ -66,11 +73,32 @@ async def enqueue_ids(q: TaskQueue, capability: str, tasks: int, batch: int) -> 
             for e in await q.task_enqueue_many(capability, items)]
 
 
+def secrets_masked(argv: Sequence[str]) -> None:
+    """Mask what a benchmark's output could repeat of a secret: the password of each
+    connection string among its arguments (`--dsn URL`, `--dsn=URL`) and of DATABASE_URL,
+    and the environment's secrets. Logging to stderr starts here, through the mask."""
+    secret_register_environment()
+    for arg in argv:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        if "://" in value or "password" in value:
+            secret_register_dsn(value)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """A benchmark's JSON document, indented, with the registered secrets masked (the
+    command it records repeats its arguments)."""
+    return redact(json.dumps(doc, indent=2, ensure_ascii=False))
+
+
 def report(benchmark: Callable[[list[str]], Coroutine[Any, Any, dict[str, Any]]],
            argv: Sequence[str] | None) -> dict[str, Any]:
     """A benchmark's command line: progress lines on stderr, its JSON document on stdout
-    (the arguments are sys.argv's unless given); the document."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
-    doc = asyncio.run(benchmark(sys.argv[1:] if argv is None else list(argv)))
-    print(json.dumps(doc, indent=2, ensure_ascii=False))
+    (the arguments are sys.argv's unless given), secrets masked in both; the document."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    secrets_masked(args)
+    doc = asyncio.run(benchmark(args))
+    print(dumps(doc))
     return doc

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import shlex
 import signal
@@ -37,10 +36,11 @@ from bench.autovacuum import autovacuum_on, autovacuum_stats
 from bench.benchmark import non_negative, positive
 from bench.churn import Mix, churn
 from bench.database import database_options, in_own_database, machine_info, machine_load
+from bench.measure import dumps, secrets_masked
 from bench.probe import probe, probe_setup
 from bench.soak_summary import summary
 from bench.tables import autovacuum_setting, table_sizes, vacuum
-from taskqueue import Pruner, PrunerConfig, TaskQueue
+from taskqueue import Pruner, PrunerConfig, TaskQueue, redact
 
 log = logging.getLogger("signoff.bench")
 
@@ -244,19 +244,19 @@ async def _stopped_by_sigterm(run: Coroutine[Any, Any, dict[str, Any]]) -> dict[
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the soak and print its JSON; 1 when a task was not completed exactly once."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
+    args = sys.argv[1:] if argv is None else list(argv)
+    secrets_masked(args)
     try:
-        doc = asyncio.run(_stopped_by_sigterm(soak(sys.argv[1:] if argv is None
-                                                   else list(argv))))
+        doc = asyncio.run(_stopped_by_sigterm(soak(args)))
     except KeyboardInterrupt:
         log.info("stopped by Ctrl-C after its clean-up")
         return 130
     except asyncio.CancelledError:
         log.info("stopped by SIGTERM after its clean-up")
         return 143
-    print(json.dumps(doc, indent=2))
-    print(f"\nratios: {doc['ratios']}\nexactly_once: {doc['exactly_once']}\n"
-          f"command: {doc['command']}", file=sys.stderr)
+    print(dumps(doc))
+    print(redact(f"\nratios: {doc['ratios']}\nexactly_once: {doc['exactly_once']}\n"
+                 f"command: {doc['command']}"), file=sys.stderr)
     return 0 if doc["exactly_once"] else 1
 
 
