@@ -27,7 +27,17 @@ from bench.compare import compare, table
 from bench.database import database_options, in_own_database, machine_info, machine_load
 from bench.drain import drain
 from bench.finished import finished_rows_latency
-from bench.measure import batches, dumps, enqueue_ids, latency_ms, rate, secrets_masked, timed
+from bench.measure import (
+    batches,
+    dumps,
+    enqueue_ids,
+    latency_ms,
+    non_negative,
+    positive,
+    rate,
+    secrets_masked,
+    timed,
+)
 from bench.resume import approve_resume
 from taskqueue import TaskQueue, redact
 
@@ -127,22 +137,6 @@ async def figures_run(dsn: str, config: Config) -> dict[str, Any]:
     doc["machine"]["load_average_end"] = machine_load()
     doc["seconds"] = round(time.perf_counter() - started, 1)
     return doc
-
-
-def positive(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
-    return value
-
-
-def non_negative(text: str) -> int:
-    """argparse type: a whole number of at least 0."""
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a whole number of at least 0")
-    return value
 
 
 def claimer_counts(text: str) -> tuple[int, ...]:

@@ -41,11 +41,10 @@ from typing import Any
 import psycopg
 
 from bench import peers
-from bench.benchmark import positive
 from bench.compare import CLAIM_BATCH, worker_process_run
 from bench.database import database_options, run_in_own_database
 from bench.drain import drain
-from bench.measure import enqueue_ids, report
+from bench.measure import enqueue_ids, positive, report
 from taskqueue import TaskQueue
 
 TASKS = 3000

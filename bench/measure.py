@@ -1,7 +1,9 @@
-"""What every figure shares: timing, percentiles, task batches and one-statement SQL."""
+"""What every figure shares: timing, percentiles, task batches, one-statement SQL, the
+command line's number types and output with its secrets masked."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import logging
@@ -71,6 +73,22 @@ async def enqueue_ids(q: TaskQueue, capability: str, tasks: int, batch: int) -> 
     """Untimed set-up: N pending tasks of a capability; their ids."""
     return [e.id for items in batches(tasks, batch)
             for e in await q.task_enqueue_many(capability, items)]
+
+
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
+    return value
+
+
+def non_negative(text: str) -> int:
+    """argparse type: a whole number of at least 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of at least 0")
+    return value
 
 
 def secrets_masked(argv: Sequence[str]) -> None:

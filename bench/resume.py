@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from bench.database import database_options, run_in_own_database
-from bench.measure import execute, latency_ms, rate, report
+from bench.measure import execute, latency_ms, positive, rate, report
 from taskqueue import Decision, NewTask, Status, Task, TaskQueue
 
 log = logging.getLogger("signoff.bench")
@@ -253,17 +253,10 @@ async def approve_resume_under_load(dsn: str, approvals: int = APPROVALS, *,
             "met": verdict["met"] and bulk["tasks_per_s"] >= LOAD_GOAL_RATE}
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
-    return value
-
-
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     database_options(p, "signoff_bench_resume")
-    p.add_argument("--approvals", type=_count, default=APPROVALS, help="approvals timed (200)")
+    p.add_argument("--approvals", type=positive, default=APPROVALS, help="approvals timed (200)")
     p.add_argument("--poll-interval", type=float, default=POLL_INTERVAL,
                    help="the worker's polling fallback in seconds (30)")
     p.add_argument("--settle", type=float, default=SETTLE,

@@ -33,10 +33,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from bench.autovacuum import autovacuum_on, autovacuum_stats
-from bench.benchmark import non_negative, positive
 from bench.churn import Mix, churn
 from bench.database import database_options, in_own_database, machine_info, machine_load
-from bench.measure import dumps, secrets_masked
+from bench.measure import dumps, non_negative, positive, secrets_masked
 from bench.probe import probe, probe_setup
 from bench.soak_summary import summary
 from bench.tables import autovacuum_setting, table_sizes, vacuum
