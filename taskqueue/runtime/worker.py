@@ -179,7 +179,18 @@ class WorkerPool:
 
         # One connection per process and database: the other pools and parts share it.
         self.listener = Listener(self.dsn, [TASKS_CHANNEL, ANSWERS_CHANNEL], on_notify)
-        await self.listener.run()
+        listening = asyncio.create_task(self.listener.run())
+        try:
+            # A NOTIFY sent before LISTEN took hold reached nobody (a task enqueued while
+            # the pool started, or while the server refused new connections): claim once
+            # it has, rather than at the next poll. Reconnects say so themselves (None).
+            await self.listener.connected.wait()
+            on_notify(TASKS_CHANNEL, None)
+            await listening
+        finally:
+            listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listening
 
     async def _claim_loop(self) -> None:
         turn = 0

@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import psycopg
 import pytest
 
-from taskqueue import Decision, Reaper, Status, TaskQueue, WorkerConfig, WorkerPool
+from taskqueue import Decision, Reaper, Status, Task, TaskQueue, WorkerConfig, WorkerPool
 from taskqueue.runtime.runner import Signal, Stopping, claim_one, run_slice
 from tests.taskqueue import handlers_for_tests as h
-from tests.taskqueue.worker_helpers import events, run_of, running_pool, wait_for, wait_status
+from tests.taskqueue.worker_helpers import (
+    events,
+    run_of,
+    running_pool,
+    set_connections,
+    wait_for,
+    wait_status,
+)
 
 
 async def test_done_completes_the_task_with_its_result(queue: TaskQueue) -> None:
@@ -131,6 +139,30 @@ async def test_idle_pool_wakes_on_notify_within_a_second(queue: TaskQueue) -> No
         await wait_status(queue, enq.id, "succeeded")
         # Woken by the NOTIFY, not by the next poll a minute away, even on a busy machine.
         assert time.monotonic() - started < 20
+
+
+async def test_a_task_enqueued_before_the_pool_listens_runs_once_it_listens(
+        queue: TaskQueue, dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    claims = 0
+    claim_many = queue.task_claim_many
+
+    async def counted(*args: Any, **kwargs: Any) -> list[Task]:
+        nonlocal claims
+        claims += 1
+        return await claim_many(*args, **kwargs)
+
+    monkeypatch.setattr(queue, "task_claim_many", counted)
+    set_connections(dsn, allowed=False)  # the listener cannot connect; pooled ones stay
+    try:
+        async with running_pool(queue, run_of(h.quick), poll_interval=600) as pool:
+            await wait_for(lambda: _async(claims >= 1))  # the start's claim found nothing
+            enq = await queue.task_enqueue("demo", {})  # its NOTIFY reaches nobody
+            assert pool.listener is not None and not pool.listener.connected.is_set()
+            set_connections(dsn, allowed=True)
+            # Claimed once the listener connects, not at the poll ten minutes away.
+            await wait_status(queue, enq.id, "succeeded")
+    finally:
+        set_connections(dsn, allowed=True)
 
 
 async def test_stop_asks_handlers_to_wrap_up_and_keeps_their_state(queue: TaskQueue) -> None:
