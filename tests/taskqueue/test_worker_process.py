@@ -132,6 +132,9 @@ async def test_a_database_outage_mid_run_is_logged_and_survived(
         set_connections(dsn, allowed=True)
         for task_id in ids:
             await wait_status(queue, task_id, "succeeded", timeout=20)
+        # The 0.3 s poll can finish the tasks before the listener's backoff (a random draw
+        # under a cap that reaches 6.4 s here) tries again: wait for it, not for a lucky draw.
+        await wait_for(lambda: _async("listener reconnected" in out.read_text()))
     finally:
         set_connections(dsn, allowed=True)
         proc.send_signal(signal.SIGTERM)
@@ -187,6 +190,8 @@ async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
             await asyncio.to_thread(_restart_server, data_folder)
             for task_id in ids:
                 await wait_status(queue, task_id, "succeeded", timeout=30)
+            # As in the outage test: the poll may finish first; the listener must come back.
+            await wait_for(lambda: _async("listener reconnected" in out.read_text()))
         finally:
             proc.send_signal(signal.SIGTERM)
             code = await _exit_code(proc, 15)
