@@ -12,10 +12,12 @@ Each run recreates the bench's own database (`--database`, default signoff_bench
 and starts a real `python -X importtime -m bot` against it, with Telegram on: a fake Bot
 API (tests/bot/fake_telegram.py, an aiohttp server on 127.0.0.1 that python-telegram-bot
 long-polls) behind TELEGRAM_API_BASE_URL and a fake TELEGRAM_BOT_TOKEN. The example config
-runs as a copy with two lines changed, neither of which moves the figure: `[http] listen`
-on port 0 (a free port, so two runs never collide on 9464) and the workload's `profile`
-made absolute (it is relative to the config file). `none` is the service with no config
-(built-in defaults; TELEGRAM_CHAT_ID and TELEGRAM_ALLOWED_USER_IDS turn Telegram on).
+runs as a copy with these lines changed, none of which moves the figure: `[http] listen`
+on port 0 (a free port, so two runs never collide on 9464), the workload's `profile`
+made absolute (it is relative to the config file), and the producers' crons and the digest
+time moved twelve hours from now, so no producer's catch-up or digest runs while it idles.
+`none` is the service with no config (built-in defaults; TELEGRAM_CHAT_ID and
+TELEGRAM_ALLOWED_USER_IDS turn Telegram on).
 
 Once the service logs "service started", the bench lets it idle for `--idle` seconds, then
 reads VmRSS, VmHWM, RssAnon and RssFile from /proc/PID/status, the packages whose shared
@@ -38,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +63,9 @@ HEAVY = ("playwright", "greenlet", "pyVmomi", "pyVim", "libvirt", "jinja2", "pyp
 # The example's lines the bench's copy changes (each must appear exactly once).
 _LISTEN = 'listen = "127.0.0.1:9464"'
 _PROFILE = 'profile = "workloads/job_applications/profile.example.toml"'
+_TIMEZONE = 'timezone = "UTC"'
+_CRON = re.compile(r'^cron = "[^"\n]*"', re.MULTILINE)
+_DIGEST = re.compile(r'^digest_times = \[[^\]\n]*\]', re.MULTILINE)
 _STATUS_KEYS = {"VmRSS": "rss_mb", "VmHWM": "hwm_mb", "RssAnon": "rss_anon_mb",
                 "RssFile": "rss_file_mb"}
 _SITE = re.compile(r"/(?:site|dist)-packages/([^/]+)/")
@@ -87,14 +93,25 @@ class Output:
         return "\n".join(self.lines[-n:])
 
 
-def example_copy(folder: Path) -> Path:
-    """signoff.example.toml with `[http] listen` on a free port and an absolute profile."""
+def example_copy(folder: Path, *, now: datetime | None = None) -> Path:
+    """signoff.example.toml with `[http] listen` on a free port, an absolute profile, and
+    every producer's cron and digest time moved to twelve hours from `now` (UTC, the example's
+    time zone). The example's own schedules would make a service started within an hour after
+    one of them run it at start (a producer's catch-up, e.g. the 07:30 briefing, which loads
+    Jinja2): that service is busy, not idle. Moved, they are still checked at start."""
     text = EXAMPLE.read_text()
     profile = ROOT / "workloads" / "job_applications" / "profile.example.toml"
-    for old, new in ((_LISTEN, 'listen = "127.0.0.1:0"'), (_PROFILE, f'profile = "{profile}"')):
+    for old, new in ((_LISTEN, 'listen = "127.0.0.1:0"'), (_PROFILE, f'profile = "{profile}"'),
+                     (_TIMEZONE, _TIMEZONE)):
         if text.count(old) != 1:
             raise SystemExit(f"signoff.example.toml no longer has exactly one {old!r}")
         text = text.replace(old, new)
+    away = (now or datetime.now(UTC)) + timedelta(hours=12)
+    text, crons = _CRON.subn(f'cron = "{away.minute} {away.hour} * * *"', text)
+    text, digests = _DIGEST.subn(f'digest_times = ["{away:%H:%M}"]', text)
+    if not crons or digests != 1:
+        raise SystemExit("signoff.example.toml no longer has its producers' cron lines and "
+                         "one [nudges] digest_times line")
     copy = folder / "signoff.toml"
     copy.write_text(text)
     return copy

@@ -2,7 +2,12 @@
 `python -m bot` with the example config (every workload configured, Telegram on the fake Bot
 API, the web inbox on) has checked every workload's config at start, yet has not imported
 Playwright, pyVmomi, libvirt, Jinja2, pypdf or pypdfium2. Each workload loads them when it
-first runs; the workloads' own tests run those first slices (tests/workloads)."""
+first runs; the workloads' own tests run those first slices (tests/workloads).
+
+The service runs the example's copy with its producers' crons and digest time moved twelve
+hours away: started within an hour after 07:30, the example's own schedule runs the missed
+briefing at start (a producer's catch-up), which renders with Jinja2, and that service is
+busy, not idle (CI failed this way once, between 07:30 and 08:30 UTC)."""
 
 from __future__ import annotations
 
@@ -11,16 +16,17 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from bench.service_rss import example_copy
+from bench.service_rss import EXAMPLE, example_copy
+from bot.scheduler import previous_fire_time
+from taskqueue import cron_trigger, load_config
 from tests.bot.conftest import ALICE, CHAT
 from tests.bot.fake_telegram import FakeTelegram
 from tests.timing import WAIT
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 # Top-level packages. Pygments is left out: in a venv with the dev tools, httpx (under
@@ -57,6 +63,36 @@ def _service_env(fake: FakeTelegram, dsn: str) -> dict[str, str]:
                   "TELEGRAM_ALLOWED_USER_IDS": str(ALICE["id"])}
 
 
+def _due_at_start(config: Path, now: datetime) -> list[str]:
+    """What the service started at `now` would run within its first hour: a producer's
+    catch-up (its last fire time within the misfire grace) or next fire, or a digest."""
+    c = load_config(config, imports=False)
+    grace, hour = timedelta(seconds=c.misfire_grace_seconds), timedelta(hours=1)
+    due = []
+    for cap in c.capabilities.values():
+        for p in cap.producers:
+            trigger = cron_trigger(p.cron, c.timezone)
+            upcoming = trigger.get_next_fire_time(None, now)
+            if previous_fire_time(trigger, now, grace) or (upcoming and upcoming - now < hour):
+                due.append(f"{cap.name}:{p.name}")
+    for at in c.digest_times:
+        hh, mm = map(int, at.split(":"))
+        today = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+        if timedelta(0) <= (today - now) % timedelta(days=1) < hour:
+            due.append(f"digest {at}")
+    return due
+
+
+def test_the_idle_copy_has_nothing_due_at_any_time_of_day(tmp_path: Path) -> None:
+    start = datetime(2026, 12, 6, tzinfo=UTC)
+    for quarter in range(24 * 4):
+        now = start + timedelta(minutes=15 * quarter)
+        assert _due_at_start(example_copy(tmp_path, now=now), now) == [], now
+    # The example itself is not idle at 07:31: its 07:30 briefing catches up at start.
+    assert "briefing:daily" in _due_at_start(EXAMPLE, start.replace(hour=7, minute=31))
+
+
+@pytest.mark.slow
 async def test_the_example_service_idles_without_its_workloads_libraries(
         dsn: str, fake: FakeTelegram, tmp_path: Path) -> None:
     config = example_copy(tmp_path)
