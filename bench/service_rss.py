@@ -60,7 +60,8 @@ STOP_TIMEOUT = 60.0
 # The workloads' and channels' big libraries: none needs to be in an idle service.
 HEAVY = ("playwright", "greenlet", "pyVmomi", "pyVim", "libvirt", "jinja2", "pypdf",
          "pypdfium2", "pygments", "lxml")
-# The example's lines the bench's copy changes (each must appear exactly once).
+# The example's lines the bench's copy changes, or (the time zone) relies on; each must
+# appear exactly once.
 _LISTEN = 'listen = "127.0.0.1:9464"'
 _PROFILE = 'profile = "workloads/job_applications/profile.example.toml"'
 _TIMEZONE = 'timezone = "UTC"'

@@ -65,21 +65,22 @@ def _service_env(fake: FakeTelegram, dsn: str) -> dict[str, str]:
 
 def _due_at_start(config: Path, now: datetime) -> list[str]:
     """What the service started at `now` would run within its first hour: a producer's
-    catch-up (its last fire time within the misfire grace) or next fire, or a digest."""
+    catch-up (its last fire time within the misfire grace) or next fire, or a digest (the
+    scheduler's daily trigger at HH:MM, which does not catch up)."""
     c = load_config(config, imports=False)
     grace, hour = timedelta(seconds=c.misfire_grace_seconds), timedelta(hours=1)
-    due = []
-    for cap in c.capabilities.values():
-        for p in cap.producers:
-            trigger = cron_trigger(p.cron, c.timezone)
-            upcoming = trigger.get_next_fire_time(None, now)
-            if previous_fire_time(trigger, now, grace) or (upcoming and upcoming - now < hour):
-                due.append(f"{cap.name}:{p.name}")
+    schedules = [(f"{cap.name}:{p.name}", p.cron, True)
+                 for cap in c.capabilities.values() for p in cap.producers]
     for at in c.digest_times:
-        hh, mm = map(int, at.split(":"))
-        today = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
-        if timedelta(0) <= (today - now) % timedelta(days=1) < hour:
-            due.append(f"digest {at}")
+        hh, mm = at.split(":")
+        schedules.append((f"digest {at}", f"{mm} {hh} * * *", False))
+    due = []
+    for name, cron, catches_up in schedules:
+        trigger = cron_trigger(cron, c.timezone)
+        upcoming = trigger.get_next_fire_time(None, now)
+        if (catches_up and previous_fire_time(trigger, now, grace)) or (
+                upcoming and upcoming - now < hour):
+            due.append(name)
     return due
 
 
