@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 
 import psycopg
 
@@ -139,6 +140,20 @@ def one_line(exc: BaseException) -> str:
     """An error's first line (psycopg's last lines are generic hints)."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """"; did you mean 'approve'?" for a close match of a mistyped word, else ""."""
+    import difflib  # only on this error path: the CLI starts without it
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def human_time(value: datetime) -> str:
+    """A moment as a person reads it in a message: to the second, in UTC (never a raw
+    microsecond ISO stamp)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def error_line(exc: BaseException) -> str:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -17,7 +18,7 @@ from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
 from taskqueue.cli.manners import STATUSES
 from taskqueue.config.model import CAP_SETTINGS
-from taskqueue.errors import one_line, printable, run_main
+from taskqueue.errors import did_you_mean, one_line, printable, run_main
 from taskqueue.runtime.process import configure_logging, log_options
 
 EXIT_USAGE = 2
@@ -40,7 +41,7 @@ class Parser(argparse.ArgumentParser):
     """Usage errors are one line naming the problem and where help is, then exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self._usage_error(message, self.prog)
+        self._usage_error(_with_suggestion(message), self.prog)
 
     def _usage_error(self, message: str, prog: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"signoff: error: {printable(message.strip())} "
@@ -51,9 +52,25 @@ class Parser(argparse.ArgumentParser):
         """As argparse's, but an unknown option points at the command's help, not ours."""
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
-            self._usage_error(f"unrecognized arguments: {' '.join(extras)}",
-                              _chosen(self, parsed).prog)
+            chosen = _chosen(self, parsed)
+            options = [o for a in chosen._actions for o in a.option_strings]
+            hint = did_you_mean(extras[0], options) if extras[0].startswith("--") else ""
+            self._usage_error(f"unrecognized arguments: {' '.join(extras)}{hint}", chosen.prog)
         return parsed
+
+
+# argparse's own wording for a word outside a command's choices (Python 3.11 to 3.13).
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<word>[^']*)' \(choose from (?P<all>.*)\)\s*$")
+
+
+def _with_suggestion(message: str) -> str:
+    """argparse's "invalid choice" with the closest choice suggested first, as git does."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return message
+    hint = did_you_mean(found["word"], re.findall(r"'([^']*)'", found["all"]))
+    return message[:found.start()] + f"invalid choice: {found['word']!r}{hint} " \
+        f"(choose from {found['all']})"
 
 
 def _chosen(parser: argparse.ArgumentParser, parsed: argparse.Namespace

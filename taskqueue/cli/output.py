@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from taskqueue.cli.request_text import request_lines
-from taskqueue.errors import printable
+from taskqueue.errors import human_time, printable
 from taskqueue.maintenance.signals import Signal, Signals
 from taskqueue.store.models import Capability, Task, TaskDetail
 
@@ -32,9 +32,7 @@ def safe(value: object) -> str:
 
 
 def when(value: datetime | None) -> str:
-    if value is None:
-        return "-"
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return "-" if value is None else human_time(value)
 
 
 def age(value: datetime | None) -> str:
@@ -76,7 +74,9 @@ def print_task_table(tasks: list[Task]) -> None:
     if not tasks:
         print("no tasks")
         return
-    _table(["ID", "CAPABILITY", "STATUS", "PRI", "TRIES", "WORKER", "AGE", "LAST ERROR"],
+    # FAILS: failed attempts of those allowed (a task released or parked and resumed runs
+    # again without failing; `signoff show` counts its runs).
+    _table(["ID", "CAPABILITY", "STATUS", "PRI", "FAILS", "WORKER", "AGE", "LAST ERROR"],
            [[str(t.id), safe(t.capability), t.status.value, str(t.priority),
              f"{t.attempts}/{t.max_attempts}", safe(t.worker or ""), age(t.created_at),
              safe(_short(t.last_error))] for t in tasks])
@@ -84,8 +84,10 @@ def print_task_table(tasks: list[Task]) -> None:
 
 def print_detail(detail: TaskDetail) -> None:
     t = detail.task
+    runs = sum(1 for e in detail.events if e.kind == "claimed")
     fields = [("id", t.id), ("capability", t.capability), ("status", t.status.value),
-              ("priority", t.priority), ("attempts", f"{t.attempts}/{t.max_attempts}"),
+              ("priority", t.priority),
+              ("runs", f"{runs} so far ({t.attempts} failed of {t.max_attempts} allowed)"),
               ("worker", t.worker or "-"), ("lease until", when(t.lease_expires_at)),
               ("run after", when(t.run_after)), ("created", when(t.created_at)),
               ("updated", when(t.updated_at)), ("dedupe key", t.dedupe_key or "-"),
@@ -121,9 +123,11 @@ def print_detail(detail: TaskDetail) -> None:
 
 
 def _signal_line(s: Signal) -> str:
+    """One signal as a sentence: its state, what it counts, when it fires, whose move."""
     state = "FIRING" if s.firing else "ok"
-    return (f"{s.name:<9}{state:<8}{s.count} > {s.threshold}? ({s.meaning}; "
-            f"oldest {s.oldest_age_hours:.1f} h; whose move: {s.owner})")
+    move = "the system's move" if s.owner == "system" else "a person's move"
+    return (f"{s.name}: {state}: {s.count} {safe(s.meaning)} (fires above {s.threshold}; "
+            f"oldest {s.oldest_age_hours:.1f} h); {move}")
 
 
 def print_signals(signals: Signals) -> None:

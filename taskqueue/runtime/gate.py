@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from taskqueue.errors import LeaseLost, SignoffError
+from taskqueue.errors import LeaseLost, SignoffError, human_time
 from taskqueue.runtime.crashpoints import Checkpoint
 from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import JSON, GatedAction, GateView, Task
@@ -267,7 +267,7 @@ class Gate:
         request = {
             **view.request, "kind": self.kind, self.field: action.fingerprint,
             "summary": (f"Approved by {action.approved_by}, started at "
-                        f"{action.started_at.isoformat()} (attempt {action.attempts}), and "
+                        f"{human_time(action.started_at)} (attempt {action.attempts}), and "
                         "never recorded as done: the worker stopped in between."),
             "how_to_answer": ("Approve: do it again (at most once more). Skip: do not; the "
                               "task ends skipped."),

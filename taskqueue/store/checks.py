@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from taskqueue.errors import AlreadyDecided, ApprovalExpired, BadInput
+from taskqueue.errors import AlreadyDecided, ApprovalExpired, BadInput, did_you_mean, human_time
 from taskqueue.store.models import NewTask
 from taskqueue.store.states import Decision, Status
 
@@ -108,8 +108,9 @@ def check_status(status: Status | str) -> str:
     try:
         return Status(status).value
     except ValueError:
-        raise BadInput(f"unknown status {status!r}; one of: "
-                       + ", ".join(s.value for s in Status)) from None
+        names = [s.value for s in Status]
+        raise BadInput(f"unknown status {status!r}{did_you_mean(str(status), names)} "
+                       f"(one of: {', '.join(names)})") from None
 
 
 def check_decision(decision: Decision | str, by: str, note: str | None) -> Decision:
@@ -131,11 +132,11 @@ def check_decision(decision: Decision | str, by: str, note: str | None) -> Decis
 def refuse_decided(row: dict[str, Any]) -> None:
     if row["decision"] == Decision.EXPIRED:
         raise ApprovalExpired(f"approval {row['id']} of task {row['task_id']} expired at "
-                              f"{row['decided_at'].isoformat()}")
+                              f"{human_time(row['decided_at'])}")
     if row["decision"] is not None:
         raise AlreadyDecided(
             f"approval {row['id']} of task {row['task_id']} was already {row['decision']} "
-            f"by {row['decided_by']} at {row['decided_at'].isoformat()}",
+            f"by {row['decided_by']} at {human_time(row['decided_at'])}",
             decided_by=row["decided_by"], decision=row["decision"])
 
 

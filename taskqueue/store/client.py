@@ -23,6 +23,7 @@ from taskqueue.errors import (
     LeaseLost,
     NotAnApprover,
     TaskNotFound,
+    human_time,
 )
 from taskqueue.redact import redact
 from taskqueue.store import rows
@@ -379,7 +380,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         if row["past_expiry"]:
             await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
             return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
-                                   f"{row['expires_at'].isoformat()}")
+                                   f"{human_time(row['expires_at'])}")
         if choice is Decision.APPROVED:
             votes = await self._cast_vote(conn, row, by, sent)
             if _counted(votes) < row["required"]:

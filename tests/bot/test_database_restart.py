@@ -125,5 +125,5 @@ async def test_a_postgres_restart_mid_drain_loses_nothing_and_sends_nothing_twic
     assert len(_approval_messages(fake)) == ASKS == len(set(_approval_messages(fake)))
     assert [len(_notes(fake, i)) for i in range(NOTES)] == [1] * NOTES
     for s in services:
-        assert await s.exit_code() == 0
+        assert await s.exit_code() == 0, s.describe()
         assert "leadership: no database connection" in s.output()

@@ -3,6 +3,7 @@ in every epilog, and shell completion generated from the parser."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from taskqueue.cli.main import build_parser
 from taskqueue.cli.manners import subcommands
 from taskqueue.store.states import Status
 
-from .cli_helpers import OK, USAGE, Cli
+from .cli_helpers import OK, USAGE, Cli, closed_port
 
 COMMANDS = [words for words, _, _ in subcommands(build_parser())]
 
@@ -86,3 +87,44 @@ def test_zsh_completion_is_produced() -> None:
 def test_completion_refuses_an_unknown_shell(cli: Cli) -> None:
     done = cli.fast("completion", "fish")
     assert done.returncode == USAGE and done.stdout == ""
+
+
+def _complete_in_bash(script: Path, words: list[str], env: dict[str, str]) -> list[str]:
+    """What bash offers for the last of `words`, with this venv's `signoff` on PATH."""
+    line = " ".join(f"'{w}'" for w in words)
+    probe = (f"source {script}; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; "
+             '_shtab_signoff; echo "${COMPREPLY[@]}"')
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
+                          check=True, env=env | {"PATH": path})
+    return done.stdout.split()
+
+
+def test_completion_offers_statuses_and_the_databases_capabilities(
+        tmp_path: Path, dsn: str) -> None:
+    script = tmp_path / "signoff.bash"
+    script.write_text(_completion("bash"))
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"} | {"DATABASE_URL": dsn}
+    assert _complete_in_bash(script, ["signoff", "ls", "--status", "needs"], env) == [
+        "needs_approval"]
+    assert sorted(_complete_in_bash(script, ["signoff", "ls", "--status", ""], env)) == sorted(
+        s.value for s in Status)
+    subprocess.run([sys.executable, "-m", "taskqueue", "enqueue", "greet"], env=env,
+                   check=True, capture_output=True, timeout=60)
+    subprocess.run([sys.executable, "-m", "taskqueue", "caps", "set", "vm_ops",
+                    "--max-running", "1"], env=env, check=True, capture_output=True, timeout=60)
+    assert _complete_in_bash(script, ["signoff", "enqueue", ""], env) == ["greet", "vm_ops"]
+    assert _complete_in_bash(script, ["signoff", "ls", "--capability", "v"], env) == ["vm_ops"]
+    assert _complete_in_bash(script, ["signoff", "caps", "set", "g"], env) == ["greet"]
+
+
+def test_completion_without_a_database_offers_no_capabilities_and_no_error(
+        tmp_path: Path) -> None:
+    script = tmp_path / "signoff.bash"
+    script.write_text(_completion("bash"))
+    env = os.environ | {"DATABASE_URL": f"postgresql://postgres@127.0.0.1:{closed_port()}/x"}
+    assert _complete_in_bash(script, ["signoff", "enqueue", ""], env) == []
+    assert _complete_in_bash(script, ["signoff", "ls", "--status", "pe"], env) == ["pending"]
+    done = subprocess.run([sys.executable, "-m", "taskqueue", "completion", "bash", "--values",
+                           "capabilities"], env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -23,7 +23,7 @@ from workloads.code_changes.network import explain, pasta_argv
 from workloads.code_changes.process import kill_group
 from workloads.code_changes.settings import CONFIG_ENV, SECRET_ENV, SECTION, CodeSettings
 
-__all__ = ["ENV_ALLOWED", "SCRATCH", "agent_env", "refusal", "sandboxed"]
+__all__ = ["ENV_ALLOWED", "HIDDEN", "SCRATCH", "agent_env", "refusal", "sandboxed"]
 
 # Passed through when set (plus `sandbox_env`): what a command needs to find programs and
 # print text. Everything else of the worker's environment stays out.

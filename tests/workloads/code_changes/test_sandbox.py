@@ -24,7 +24,7 @@ from taskqueue import CapabilityRun, ConfigError, TaskQueue, load_config
 from tests.taskqueue.worker_helpers import running_pool, wait_for, wait_status
 from workloads.code_changes.handler import CAPABILITY, check_config, make_handler
 from workloads.code_changes.process import MARK_ENV
-from workloads.code_changes.sandbox import agent_env, sandboxed
+from workloads.code_changes.sandbox import HIDDEN, agent_env, sandboxed
 from workloads.code_changes.settings import CodeSettings
 from workloads.code_changes.workspace import Workspace
 
@@ -103,13 +103,17 @@ class Planted:
 
 
 def _host_only_folder() -> Path:
-    """Where the planted secrets go: outside /tmp and /var/tmp, which inside the sandbox are
-    its own empty scratch folders (a checkout under /tmp would make "write outside" land
-    there, harmlessly, and prove nothing)."""
-    scratch = (Path("/tmp"), Path("/var/tmp"))
-    if any(ROOT.is_relative_to(folder) for folder in scratch):
-        return Path("/var/cache")
-    return ROOT / ".cache"
+    """Where the planted secrets go: a folder the sandbox shows read-only from any checkout
+    location. Not under /tmp or /var/tmp (inside the sandbox those are its own empty scratch
+    folders, so "write outside" would land there harmlessly and prove nothing), nor under a
+    home folder or the checkout (a checkout under a home is hidden behind a tmpfs, with the
+    same effect). /run/lock is writable by every user on Debian and shown read-only."""
+    hidden = [Path(p) for p in (*HIDDEN, os.path.expanduser("~"))]
+    for folder in (Path("/run/lock"), Path("/var/cache")):
+        visible = not any(folder.is_relative_to(h) for h in hidden)
+        if visible and folder.is_dir() and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    raise RuntimeError("no folder outside the home folders and /tmp is writable here")
 
 
 @pytest.fixture
