@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue import env_crash_points
-
 SCRIPT = """
 import asyncio
 from taskqueue import env_crash_points
@@ -30,9 +28,14 @@ def _run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-async def test_an_unset_point_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("T_CRASH_AT", raising=False)
-    await env_crash_points("T")("a")  # still alive
+@pytest.mark.parametrize("named", [None, "c"], ids=["unset", "another-point"])
+def test_an_unset_point_does_nothing(tmp_path: Path, named: str | None) -> None:
+    """With no point named, or another one, every point passes, in a real process, and no
+    marker is written."""
+    env = {"T_CRASH_DIR": str(tmp_path)} | ({"T_CRASH_AT": named} if named else {})
+    done = _run(env)
+    assert (done.returncode, done.stdout) == (0, "passed a\npassed b\n"), done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_named_point_kills_the_process_once_per_marker_folder(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from taskqueue import BadInput, LeaseLost, Reaper, Status, TaskNotFound, TaskQueue
+from taskqueue import BadInput, LeaseLost, Reaper, Status, Task, TaskNotFound, TaskQueue
 
 from .factories import CAP, backdate, claimed, enqueue, sql, value
 
@@ -41,12 +42,40 @@ async def _refused(queue: TaskQueue, name: str, task_id: int, worker: str,
     assert await _snapshot(queue) == before, name
 
 
+# What each call leaves on the task it was given (read back from the database).
+EFFECTS: dict[str, Callable[[Task], bool]] = {
+    "heartbeat": lambda t: (t.status is Status.RUNNING and t.lease_expires_at is not None
+                            and t.lease_expires_at > t.updated_at + timedelta(seconds=590)),
+    "save_state": lambda t: t.status is Status.RUNNING and t.state == {"step": 9},
+    "release": lambda t: t.status is Status.PENDING and t.state == {"step": 9}
+    and t.worker is None,
+    "park": lambda t: (t.status is Status.NEEDS_APPROVAL and t.approval is not None
+                       and t.approval.question == "Go?" and t.approval.decision is None),
+    "complete": lambda t: t.status is Status.SUCCEEDED and t.result == {"ok": True},
+    "fail": lambda t: t.attempts == 1 and t.last_error == "boom" and t.worker is None,
+}
+
+
 async def test_worker_calls_take_effect_for_the_holder(queue: TaskQueue) -> None:
     for name, call in WORKER_CALLS.items():
         task = await claimed(queue, name)
         await call(queue, task.id, "w1", task.claim)
+        after = await queue.task_get(task.id)
+        assert EFFECTS[name](after), (name, after)
         other = await claimed(queue, f"{name}-2")
         await call(queue, other.id, "w1", None)  # fenced on the worker alone
+        after = await queue.task_get(other.id)
+        assert EFFECTS[name](after), (name, "no claim", after)
+
+
+def test_each_effect_check_fails_on_a_task_the_call_never_touched() -> None:
+    """The checks above can fail: a freshly claimed task satisfies none of them."""
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)
+    untouched = Task(1, CAP, Status.RUNNING, 0, {}, {}, None, None, 0, 3, now, None, "w1",
+                     "token", now + timedelta(seconds=60), now, now, now, None)
+    assert [n for n, check in EFFECTS.items() if check(untouched)] == []
 
 
 async def test_worker_calls_with_the_wrong_worker_are_lease_lost(queue: TaskQueue) -> None:
