@@ -21,10 +21,7 @@ Numbers anywhere (outside the role, the company and the person's words) must app
 profile. "asks for X" names only terms of the posting's requirements. `shared_sentences`
 finds sentences that most letters of a set share.
 
-The verb check is simple and explainable: a form of be/have/do or a modal not right after a
-relative pronoun ("is", "would"; not "that is"), a subject pronoun followed by a word that
-is not a preposition, article or pronoun ("I designed"; not "that keeps"), or one of a few
-present-tense verbs the letters use ("asks", "lists").
+The verb check is in letter_verbs.
 """
 
 from __future__ import annotations
@@ -34,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from workloads.job_applications.letter_verbs import has_finite_verb, is_past_verb
 from workloads.job_applications.sentences import split_sentences
 from workloads.job_applications.terms import mentions
 
@@ -68,19 +66,6 @@ CLAIM_ALSO = "For {terms}: also at {company}, I {bullet}."
 CLAIM_LISTED = ("For {terms}: my CV lists this work at {company}, where I {tense} as {title}: "
                 "{bullet}.")
 
-_FINITE = _set("""am is are was were have has had do does did will would can could shall
-    should may might must""")
-_RELATIVE = _set("that which who whom whose")
-_SUBJECTS = _set("i we you they he she it")
-_PRESENT = _set("asks lists names shows needs requires describes covers includes")
-# After a subject, these are not verbs: "you for", "it the".
-_NOT_VERBS = _set("""a an the this that these those my your our their his her its of in on
-    at to for from with by as and or but if than then so not no i we you they he she it me us
-    them who which what where when""")
-_ADVERBS = _set("also especially then now still often recently already")
-_IRREGULAR_PAST = _set("""built led ran wrote made took grew cut set kept brought taught
-    began drove won sold held put met paid found spun rewrote rebuilt oversaw undertook upheld
-    shipped""")
 _STOP = _set("""a an the of in on at to for from with by as and or but if than then so not no
     i we you they he she it me us them my your our their his her its this that these those
     who which what where when while is am are was were be been have has had do does did will
@@ -123,28 +108,6 @@ class LetterFacts:
     emphasized: tuple[str, ...] = ()
     own: tuple[str, ...] = field(default=())  # the person's own paragraphs
     notice: str = ""
-
-
-def has_finite_verb(sentence: str) -> bool:
-    """Whether `sentence` has a finite verb (see the module docstring for the rule)."""
-    words = [w.casefold() for w in _WORD.findall(sentence)]
-    for i, word in enumerate(words):
-        after_relative = i > 0 and words[i - 1] in _RELATIVE
-        if (word in _FINITE or word in _PRESENT) and not after_relative:
-            return True
-        if word in _SUBJECTS and i < len(words) - 1:
-            nxt = i + 1
-            while nxt < len(words) - 1 and (words[nxt] in _ADVERBS or words[nxt].endswith("ly")):
-                nxt += 1
-            if words[nxt] not in _NOT_VERBS:
-                return True
-    return False
-
-
-def is_past_verb(word: str) -> bool:
-    """Whether `word` reads as a past-tense verb ("designed", "led"): "I" + it is a claim."""
-    lowered = word.casefold()
-    return lowered.endswith("ed") or lowered in _IRREGULAR_PAST
 
 
 def _words(text: str) -> list[str]:
