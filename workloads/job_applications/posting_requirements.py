@@ -18,7 +18,8 @@ import re
 from workloads.job_applications.boards import Posting
 from workloads.job_applications.sentences import split_sentences
 
-__all__ = ["requirement_lines", "requirement_posting", "requirement_text"]
+__all__ = ["listed_requirements", "requirement_lines", "requirement_posting",
+           "requirement_text"]
 
 _ASKING = (r"require|qualification|what you(?:'|’| wi)ll need|what you need|must[- ]haves?|"
            r"about you|you have|you bring|your profile|who you are|looking for|skills|"
@@ -81,11 +82,24 @@ def _heading(line: str) -> str | None:
     return "other" if line.strip().endswith(":") else None
 
 
+def listed_requirements(text: str) -> list[str]:
+    """The lines a posting lists under a requirements-like heading (or after "Requirements:"),
+    which are required without saying "required"."""
+    return [line for line, kind in _classified(text) if kind == "listed"]
+
+
 def _asking_lines(text: str) -> list[str]:
     """The lines that ask for something (see the module docstring)."""
+    lines = _classified(text)
+    asking = [line for line, kind in lines if kind in {"listed", "worded"}]
+    return asking or [line for line, kind in lines if kind == "plain"]
+
+
+def _classified(text: str) -> list[tuple[str, str]]:
+    """Each line with what it is: "listed" (under an asking heading), "worded" (worded as a
+    requirement), "plain" (neither, outside other sections) or "other"."""
     section: str | None = None
-    asking: list[str] = []
-    fallback: list[str] = []
+    out: list[tuple[str, str]] = []
     for raw in text.splitlines():
         line = raw.strip().lstrip("-•* ").strip()
         if not line:
@@ -96,13 +110,12 @@ def _asking_lines(text: str) -> list[str]:
             continue
         inline = _INLINE.match(line)
         if inline and _heading(inline.group(1)) is not None:
-            if _heading(inline.group(1)) == "asking":
-                asking.append(inline.group(2))
-            continue
-        if _MONEY_LINE.match(line):
-            continue
-        if section == "asking" or (section != "other" and _WORDED.search(line)):
-            asking.append(line)
-        if section != "other":
-            fallback.append(line)
-    return asking or fallback
+            asks = _heading(inline.group(1)) == "asking"
+            out.append((inline.group(2), "listed" if asks else "other"))
+        elif _MONEY_LINE.match(line) or section == "other":
+            out.append((line, "other"))
+        elif section == "asking":
+            out.append((line, "listed"))
+        else:
+            out.append((line, "worded" if _WORDED.search(line) else "plain"))
+    return out
