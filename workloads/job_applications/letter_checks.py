@@ -78,7 +78,8 @@ _NUMBER_WORDS = _set("""one two three four five six seven eight nine ten eleven 
 _WORD = re.compile(r"[A-Za-z0-9€$£]+(?:['’.,/-][A-Za-z0-9]+)*")  # "team's", "2.4", "€40M"
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CORE_END = re.compile(r"[(,;:—–]|\s-\s|\b(?:that|which|who|while|so that|whose)\b")
-_ASKS = re.compile(r"\basks for (.+?)(?:[.;:!?]|, which\b|, and\b|$)", re.I)
+# The list after "asks for" ends at a sentence stop, not at a dot inside a name ("Node.js").
+_ASKS = re.compile(r"\basks for (.+?)(?:[.;:!?](?=\s|$)|, which\b|, and\b|$)", re.I)
 _CLAIM_VERB = re.compile(r"\bI (?:also |then |later )?(\w+)\b")
 
 

@@ -159,6 +159,12 @@ def test_shared_sentences_finds_what_most_letters_say() -> None:
 
 
 def test_asks_for_names_requirements_not_negations_or_mentions(health_profile: Profile) -> None:
+    node = _posting("Node Engineer", "Requirements\n- Node.js and .NET\n- Python is a plus")
+    facts = _facts(node, health_profile)
+    # A dot inside a name ("Node.js", ".NET") does not end the list.
+    assert letter_problems(["Your posting asks for Node.js and .NET."], facts) == []
+    assert letter_problems(["Your posting asks for Node.js and Python."], facts) == [
+        "\"asks for\" names 'Python', which the posting's requirements do not ask for"]
     dotnet = draft_deterministic(DOTNET, health_profile).cover_letter
     assert "Your posting asks for SQL." in dotnet[1] and "Python" not in " ".join(dotnet)
     nordwind = parse_greenhouse(greenhouse_jobs("http://t"), BoardConfig("greenhouse", "nw"))[0]
