@@ -91,12 +91,11 @@ def print_detail(detail: TaskDetail) -> None:
               ("worker", t.worker or "-"), ("lease until", when(t.lease_expires_at)),
               ("run after", when(t.run_after)), ("created", when(t.created_at)),
               ("updated", when(t.updated_at)), ("dedupe key", t.dedupe_key or "-"),
-              ("last error", t.last_error or "-"),
-              ("payload", json.dumps(t.payload, ensure_ascii=False)),
-              ("state", json.dumps(t.state, ensure_ascii=False)),
-              ("result", json.dumps(t.result, ensure_ascii=False))]
+              ("last error", t.last_error or "-")]
     for name, value in fields:
         print(f"{name + ':':<13}{safe(value)}")
+    for name, doc in (("payload", t.payload), ("state", t.state), ("result", t.result)):
+        _print_document(name, doc)
     for a in detail.approvals:
         decided = (f"{a.decision.value} by {safe(a.decided_by or '-')} at {when(a.decided_at)}"
                    if a.decision else f"open, expires {when(a.expires_at)}")
@@ -120,6 +119,17 @@ def print_detail(detail: TaskDetail) -> None:
         moved = (f"{safe(e.detail.get('from', ''))}→{safe(e.detail.get('to', ''))}"
                  if "to" in e.detail else "")
         print(f"  {when(e.at)}  {safe(e.kind):<12} {moved:<26} {safe(e.actor or '')}")
+
+
+def _print_document(name: str, doc: Any) -> None:
+    """A payload, state or result: one `key: value` line each, nested keys indented (the same
+    reading as a request's); a scalar or an empty one stays on its line."""
+    if isinstance(doc, dict) and doc:
+        print(f"{name}:")
+        for line in request_lines(doc, indent="  "):
+            print(line)
+    else:
+        print(f"{name + ':':<13}{safe(json.dumps(doc, ensure_ascii=False))}")
 
 
 def _signal_line(s: Signal) -> str:

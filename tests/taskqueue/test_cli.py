@@ -405,6 +405,17 @@ def test_show_json_has_approvals_oldest_first_and_events(cli: Cli) -> None:
     cli.fast.fails(NOT_FOUND, "show", "999999", "--json")
 
 
+def test_show_prints_a_nested_payload_as_indented_key_value_lines(cli: Cli) -> None:
+    task_id = cli.enqueue("demo", "--payload",
+                          '{"posting": {"company": "Acme", "tags": ["a", "b"]}, "score": 7}')
+    text = cli.fast.ok("show", str(task_id))
+    # (jsonb keeps shorter keys first)
+    assert ("\npayload:\n  score: 7\n  posting:\n    tags:\n      - a\n      - b\n"
+            "    company: Acme\n") in text
+    assert "\nstate:       {}\n" in text and "\nresult:      null\n" in text
+    assert '{"posting"' not in text  # not one long JSON line
+
+
 def test_caps_set_and_ls_and_claim_respects_max_running(cli: Cli) -> None:
     assert cli.fast.json("caps", "ls", "--json") == []
     cli.ok("caps", "set", "mail", "--max-running", "1", "--max-parked", "4",

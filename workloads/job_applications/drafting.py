@@ -95,8 +95,7 @@ def draft_deterministic(posting: Posting, profile: Profile, feedback: str | None
         highlights=wishes.emphasize,
     )
     kept = [b.text for entry in entries for b in entry.bullets]
-    letter = cover_letter(posting.title, posting.company, profile, relevance, wishes, kept,
-                          draft.skills)
+    letter = cover_letter(posting, profile, wishes, kept)
     return replace(draft, cover_letter=letter)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +11,8 @@ from workloads.job_applications.applicant import ApplicantValues, FormFiles
 from workloads.job_applications.form_fields import FieldOption, FormField, Layout
 from workloads.job_applications.terms import mentions
 
-__all__ = ["FillStep", "answer_for", "choose_options", "is_decline", "normalize", "plan_fill"]
+__all__ = ["FillStep", "answer_for", "choose_options", "is_decline", "normalize", "plan_fill",
+           "unapplied_answers"]
 
 RESUME = "resume"
 COVER_LETTER = "cover_letter"
@@ -130,15 +131,47 @@ def answer_for(
 def _extra_answer(field: FormField, extra: Mapping[str, str]) -> str | None:
     label = normalize(field.label)
     for key, answer in extra.items():
-        if key in {field.name, field.id} or normalize(key) == label:
+        if _names(field, key):
             return answer
     # A human typing a revise note abbreviates: "privacy: yes" answers "I accept the privacy…".
-    partial = [
-        (len(k), a)
-        for k, a in extra.items()
-        if len(normalize(k)) >= 4 and re.search(rf"\b{re.escape(normalize(k))}\b", label)
-    ]
+    partial = [(len(k), a) for k, a in extra.items() if _names_part_of(k, label)]
     return max(partial)[1] if partial else None
+
+
+def _names(field: FormField, key: str) -> bool:
+    return key in {field.name, field.id} or normalize(key) == normalize(field.label)
+
+
+def _names_part_of(key: str, label: str) -> bool:
+    return len(normalize(key)) >= 4 and re.search(rf"\b{re.escape(normalize(key))}\b",
+                                                  label) is not None
+
+
+def unapplied_answers(fields: Sequence[FormField], answers: Mapping[str, str]
+                      ) -> list[tuple[str, str]]:
+    """(`field: answer` line, why) for each answer that fills no field of this form: it names
+    no field, or its value is not among the field's options."""
+    visible = [f for f in fields if f.kind != "hidden"]
+    problems = []
+    for key, answer in answers.items():
+        line = f"{key}: {answer}"
+        named = [f for f in visible if _names(f, key)] or \
+            [f for f in visible if _names_part_of(key, normalize(f.label))]
+        if not named:
+            problems.append((line, "no such field on this form"))
+            continue
+        field = named[0]
+        said = normalize(answer)
+        yes_no = said in _YES | _NO or said.split(" ")[0] in _YES | _NO
+        if field.kind == "checkbox" and not yes_no:
+            problems.append((line, f"{field.label!r} is a checkbox: answer yes or no"))
+        elif field.kind not in TEXT_KINDS and field.kind not in {"checkbox", "file"} \
+                and _step(field, answer) is None:
+            options = ", ".join(o.label or o.value for o in field.options
+                                if o.value != "" or o.index >= 0)  # not "Select…"
+            problems.append((line, f"{answer!r} is not among the options of {field.label!r} "
+                                   f"({options})"))
+    return problems
 
 
 def _by_label(label: str) -> str | None:

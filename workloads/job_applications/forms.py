@@ -83,6 +83,7 @@ class FillResult:
     fingerprint: str
     screenshot: bytes  # full-page PNG of the filled form
     notes: tuple[str, ...] = ()  # fields the browser refused to fill, and why
+    fields: tuple[FormField, ...] = ()  # every field read from the page (labels, options)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class _Filled:
     unfilled: tuple[UnfilledField, ...]
     fingerprint: str
     notes: tuple[str, ...]
+    fields: tuple[FormField, ...] = ()
 
 
 async def fill_form(
@@ -131,6 +133,7 @@ async def fill_form(
         state.fingerprint,
         screenshot,
         state.notes,
+        state.fields,
     )
 
 
@@ -181,7 +184,7 @@ async def _open_and_fill(
     filled, notes = await _fill(page, steps)
     unfilled = tuple(UnfilledField(f.label, f.key) for f in fields if _missing(f, filled))
     stamp = fingerprint(fields, _with_file_digests(filled, steps))
-    return _Filled(layout, filled, unfilled, stamp, notes)
+    return _Filled(layout, filled, unfilled, stamp, notes, tuple(fields))
 
 
 async def _fill(page: Page, steps: list[FillStep]) -> tuple[dict[str, str], tuple[str, ...]]:

@@ -9,16 +9,23 @@ scrape report can count them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from workloads.job_applications.boards import Posting
 from workloads.job_applications.language_levels import LANGUAGES, level_label, level_phrases
-from workloads.job_applications.places import authorized_for, same_place
+from workloads.job_applications.places import (
+    authorized_for,
+    country_of,
+    place_names,
+    same_place,
+)
+from workloads.job_applications.posting_requirements import listed_requirements
 from workloads.job_applications.profile import DEGREE_LEVELS, Requirements
 from workloads.job_applications.sentences import split_sentences
 from workloads.job_applications.terms import mentions, term_pattern
 
-__all__ = ["requirement_reasons"]
+__all__ = ["requirement_reasons", "unclear_authorization"]
 
 _SOFT = re.compile(r"\b(preferred|a plus|nice to have|bonus|advantage|ideally)\b", re.I)
 _NO_SPONSOR = re.compile(
@@ -30,15 +37,33 @@ _AUTHORIZED = re.compile(
     r"((?:[A-Z][\w/-]*|of)(?: (?:[A-Z][\w/-]*|of))*|U\.S\.|U\.K\.)"
     r"|\b([A-Z][\w-]*(?: [A-Z][\w-]*)?|U\.S\.|U\.K\.) citizens(?:hip)? "
     r"(?:only|required|is required)")
-# Region-wide rights: "EU work authorization required", "a valid UK work permit", "US
-# citizenship", "work authorization for the EU/EEA". Counted only where the sentence demands it.
-_REGION = (r"(EU/EEA|EEA/EU|EU|EEA|UK|U\.K\.|US|U\.S\.|USA|European Union|United Kingdom"
-           r"|United States)")
-_REGION_AUTHORIZED = re.compile(
-    rf"(?<![\w.]){_REGION}\s+(?:work\s+(?:authori[sz]ation|permit|visa|eligibility)|"
-    r"right\s+to\s+work|citizen(?:ship|s)?|passport)\b"
-    rf"|\b(?:work\s+(?:authori[sz]ation|permit)|right\s+to\s+work)\s+(?:for|in|within)\s+"
-    rf"(?:the\s+)?{_REGION}(?![\w/])")
+# "Brazilian work authorization required", "a valid UK work permit", "US citizenship", "work
+# authorization for the EU/EEA": any place of places.place_names (regions, countries, their
+# adjectives, the profile's own places) before or after the right. Counted only where the
+# sentence demands it.
+_RIGHT = (r"(?:work\s+(?:authori[sz]ation|permit|visa|eligibility)|right\s+to\s+work|"
+          r"citizen(?:ship|s)?|passport)")
+_ABOUT_AUTHORIZATION = re.compile(
+    r"\bwork\s+(?:authori[sz]ation|permit|visa|eligibility)\b|\bright\s+to\s+work\b|"
+    r"\b(?:authori[sz]ed|eligible|permitted|legally able)\s+to\s+work\b|"
+    r"\bcitizen(?:ship|s)?\b", re.I)
+
+
+def _place_alternation(extra: tuple[str, ...]) -> str:
+    # Short names ("US", "UK") only in capitals: "us" is a pronoun.
+    return "|".join(re.escape(n) if len(n) > 3 else f"(?-i:{re.escape(n)})"
+                    for n in place_names(extra))
+
+
+@lru_cache(maxsize=32)
+def _place_authorized(extra: tuple[str, ...]) -> re.Pattern[str]:
+    places = _place_alternation(extra)
+    return re.compile(
+        rf"(?<![\w.])({places})\s+{_RIGHT}\b"
+        rf"|\b(?:work\s+(?:authori[sz]ation|permit)|right\s+to\s+work)\s+(?:for|in|within)\s+"
+        rf"(?:the\s+)?({places})(?![\w/])", re.I)
+
+
 _DEMANDED = re.compile(r"\b(required|require[sd]?|must|need(ed)?|mandatory|only|valid|hold)\b",
                        re.I)
 _OFFERED = re.compile(r"\b(sponsor\w*|support\w*|assist\w*|help\w*|relocation)\b", re.I)
@@ -59,6 +84,9 @@ _DEGREES = (
     ("phd", re.compile(r"\b(?:ph\.?\s?d\.?|doctorate|doctoral|doctor of philosophy)(?!\w)",
                        re.I)),
 )
+# A degree of no named level; "a high degree of ownership" is none.
+_ANY_DEGREE = re.compile(r"\b(?:university|college|academic|technical)\s+degree\b"
+                         r"|\bdegree\s+in\s+\w", re.I)
 _REQUIRED = re.compile(r"\b(required|require[sd]?|must|need(ed)?|mandatory|minimum)\b", re.I)
 _OR_EXPERIENCE = re.compile(r"\bor (equivalent|comparable) (practical |work )?experience\b", re.I)
 _STUDENT = re.compile(r"\b(currently enrolled|must be (a |an )?(enrolled )?student|"
@@ -73,17 +101,19 @@ def requirement_reasons(posting: Posting, req: Requirements,
                         sponsorship_required: bool | None) -> list[str]:
     """Every one of these requirements `posting` fails (the caller adds the older ones)."""
     sentences = split_sentences(posting.text, clauses=True)
+    listed = listed_requirements(posting.text)
+    sponsorship = _sponsorship(sentences, sponsorship_required)
     checks: list[Callable[[], str | None]] = [
-        lambda: _sponsorship(sentences, sponsorship_required),
-        lambda: _authorization(sentences, req.authorized_in),
         lambda: _clearance(posting, req.security_clearance),
-        lambda: _degree(sentences, req.degree),
+        lambda: _degree(sentences, req.degree, listed),
         lambda: _student(posting, req.student),
         lambda: _remote(posting, req.remote_regions),
         lambda: _salary(posting, req.min_salary, req.salary_currency),
     ]
+    # Every reason that applies, not only the first: the report counts each.
     reasons = [reason for check in checks if (reason := check())]
-    return reasons + _languages(sentences, req)
+    return ([sponsorship] if sponsorship else []) + _authorization(
+        sentences, req.authorized_in, listed) + reasons + _languages(sentences, req)
 
 
 def _sponsorship(sentences: list[str], needed: bool | None) -> str | None:
@@ -92,23 +122,52 @@ def _sponsorship(sentences: list[str], needed: bool | None) -> str | None:
     return None
 
 
-def _authorization(sentences: list[str], allowed: tuple[str, ...]) -> str | None:
+def _listed(sentence: str, listed: list[str]) -> bool:
+    """Whether `sentence` stands in the posting's list of requirements."""
+    return any(line in sentence or sentence in line for line in listed)
+
+
+def _authorization(sentences: list[str], allowed: tuple[str, ...],
+                   listed: Sequence[str]) -> list[str]:
+    """A reason for every place the posting demands a right to work in that `allowed` lacks."""
     if not allowed:
-        return None
+        return []
+    reasons: list[str] = []
     for sentence in sentences:
-        for place in _required_places(sentence):
-            if not authorized_for(place, allowed):
-                return f"work authorization: {place}"
-    return None
+        for place in _required_places(sentence, allowed, listed):
+            reason = f"work authorization: {place}"
+            if not authorized_for(place, allowed) and reason not in reasons:
+                reasons.append(reason)
+    return reasons
 
 
-def _required_places(sentence: str) -> list[str]:
+def _demanded(sentence: str, listed: Sequence[str]) -> bool:
+    """Said as a must ("required", "valid", "only") or listed under "Requirements", and not
+    something the company offers or a plus."""
+    said = _DEMANDED.search(sentence) or any(line in sentence or sentence in line
+                                              for line in listed)
+    return bool(said) and not _SOFT.search(sentence) and not _OFFERED.search(sentence)
+
+
+def _required_places(sentence: str, allowed: tuple[str, ...], listed: Sequence[str]
+                     ) -> list[str]:
     """The places `sentence` demands a right to work in."""
     places = [(m.group(1) or m.group(2) or "").strip() for m in _AUTHORIZED.finditer(sentence)]
-    if _DEMANDED.search(sentence) and not _SOFT.search(sentence) \
-            and not _OFFERED.search(sentence):
-        places += [m.group(1) or m.group(2) for m in _REGION_AUTHORIZED.finditer(sentence)]
-    return [place for place in places if place]
+    if _demanded(sentence, listed):
+        places += [m.group(1) or m.group(2)
+                   for m in _place_authorized(allowed).finditer(sentence)]
+    return [country_of(place) for place in places if place]
+
+
+def unclear_authorization(posting: Posting, req: Requirements) -> list[str]:
+    """The lines that demand a right to work without a place this workload recognises
+    ("local work authorization is required"): the posting is kept, and the review names them."""
+    if not req.authorized_in:
+        return []
+    listed = listed_requirements(posting.text)
+    return [sentence for sentence in split_sentences(posting.text, clauses=True)
+            if _ABOUT_AUTHORIZATION.search(sentence) and _demanded(sentence, listed)
+            and not _required_places(sentence, req.authorized_in, listed)]
 
 
 def _clearance(posting: Posting, holds: bool | None) -> str | None:
@@ -117,16 +176,19 @@ def _clearance(posting: Posting, holds: bool | None) -> str | None:
     return None
 
 
-def _degree(sentences: list[str], holds: str | None) -> str | None:
+def _degree(sentences: list[str], holds: str | None, listed: Sequence[str]) -> str | None:
     if holds is None:
         return None
     have = DEGREE_LEVELS.index(holds)
     for sentence in sentences:
-        if not _REQUIRED.search(sentence) or _SOFT.search(sentence) or \
-                _OR_EXPERIENCE.search(sentence):
+        required = _REQUIRED.search(sentence) or any(line in sentence or sentence in line
+                                                     for line in listed)
+        if not required or _SOFT.search(sentence) or _OR_EXPERIENCE.search(sentence):
             continue
-        # The lowest level named: "an MSc or PhD is required" is met by an MSc.
+        # The lowest level named: "an MSc or PhD is required" is met by an MSc; a degree
+        # of no named level ("a university degree") is a bachelor's.
         named = [level for level, pattern in _DEGREES if pattern.search(sentence)]
+        named = named or (["bachelor"] if _ANY_DEGREE.search(sentence) else [])
         if named and DEGREE_LEVELS.index(named[0]) > have:
             return f"degree: {named[0]} required"
     return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import aiohttp
@@ -22,7 +21,9 @@ from workloads.job_applications.drafting import (
     DraftEntry,
     draft_deterministic,
 )
-from workloads.job_applications.letter_checks import letter_problems
+from workloads.job_applications.feedback import parse_feedback
+from workloads.job_applications.letter import letter_facts
+from workloads.job_applications.letter_checks import LetterFacts, letter_problems
 from workloads.job_applications.profile import Profile
 
 __all__ = ["DrafterError", "ModelConfig", "draft_with_model", "validate_letter"]
@@ -39,7 +40,11 @@ _SYSTEM_PROMPT = (
     "You help a job candidate apply. Reply with one JSON object and nothing else: "
     '{"cover_letter": [paragraph, ...], "bullet_order": [bullet id, ...]}. '
     "Write 3 to 5 short paragraphs of whole sentences, no salutation and no signature, using "
-    "only facts from the profile; never copy a CV bullet word for word, say it in new words. "
+    "only facts from the profile. Every sentence about what the candidate did restates one "
+    "whole CV bullet (its action, its object and its figures), one bullet per sentence, and "
+    "only bullets that match the posting's requirements, the best matches first. Numbers come "
+    "only from the profile. Say what the posting asks for only with the requirement terms "
+    "given. Every sentence names the company, the role or a requirement. "
     "List the ids of the CV bullets most relevant to the posting, best first; "
     "leave out irrelevant ones. Never use placeholders."
 )
@@ -64,9 +69,11 @@ async def draft_with_model(
     """A draft whose letter and bullet order come from the model; raises DrafterError."""
     base = draft_deterministic(posting, profile, feedback)
     bullet_ids = _bullet_ids(base)
-    content = await _complete(config, _prompt(posting, profile, base, bullet_ids, feedback))
-    texts = [bullet.text for _, bullet in bullet_ids.values()]
-    letter, order = _parse_reply(content, set(bullet_ids), texts)
+    printed = [bullet.text for _, bullet in bullet_ids.values()]
+    facts = letter_facts(posting, profile, parse_feedback(feedback, profile), printed)
+    content = await _complete(config, _prompt(posting, profile, base, bullet_ids, feedback,
+                                              facts))
+    letter, order = _parse_reply(content, set(bullet_ids), facts)
     return replace(
         base,
         entries=_reorder(base, [bullet_ids[i] for i in order]),
@@ -91,14 +98,16 @@ def _prompt(
     base: Draft,
     bullet_ids: dict[str, tuple[int, DraftBullet]],
     feedback: str | None,
+    facts: LetterFacts,
 ) -> str:
+    asked = ", ".join(sorted(facts.relevance, key=lambda t: -facts.relevance[t])) or "(none)"
     bullets = "\n".join(
         f"{key}: ({base.entries[e].title}, {base.entries[e].company}) {bullet.text}"
         for key, (e, bullet) in bullet_ids.items()
     )
     return (
         f"Posting: {posting.title} at {posting.company} ({posting.location})\n"
-        f"{posting.text[:6000]}\n\n"
+        f"{posting.text[:6000]}\n\nRequirement terms the candidate has: {asked}\n\n"
         f"Candidate: {profile.contact.name}\nSummary: {profile.summary}\n"
         f"Skills: {', '.join(base.skills)}\nBullets:\n{bullets}\n\n"
         f"Reviewer's note to honour: {feedback or '(none)'}"
@@ -136,7 +145,7 @@ async def _complete(config: ModelConfig, prompt: str) -> str:
     return content
 
 
-def _parse_reply(content: str, known_ids: set[str], bullets: Sequence[str]
+def _parse_reply(content: str, known_ids: set[str], facts: LetterFacts
                  ) -> tuple[tuple[str, ...], list[str]]:
     fenced = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", content, re.DOTALL)
     try:
@@ -145,15 +154,15 @@ def _parse_reply(content: str, known_ids: set[str], bullets: Sequence[str]
         raise DrafterError(f"model output is not JSON: {content[:200]!r}") from exc
     if not isinstance(reply, dict):
         raise DrafterError("model output is not a JSON object")
-    letter = validate_letter(reply.get("cover_letter"), bullets)
+    letter = validate_letter(reply.get("cover_letter"), facts)
     return letter, _validate_order(reply.get("bullet_order"), known_ids)
 
 
-def validate_letter(paragraphs: object, bullets: Sequence[str] = ()) -> tuple[str, ...]:
+def validate_letter(paragraphs: object, facts: LetterFacts | None = None) -> tuple[str, ...]:
     """The paragraphs, stripped, if they are a usable letter; DrafterError says what is wrong.
 
-    Besides its size and placeholders, the letter must read as written (letter_checks): whole
-    sentences, none twice, and no CV bullet (of `bullets`) copied word for word."""
+    Besides its size and placeholders, the letter must pass letter_checks: whole sentences,
+    none twice, and (with `facts`) true to the profile and the posting's requirements."""
     if not isinstance(paragraphs, list) or not all(isinstance(p, str) for p in paragraphs):
         raise DrafterError("cover_letter must be a list of strings")
     letter = tuple(" ".join(p.split()) for p in paragraphs if p.strip())
@@ -172,7 +181,7 @@ def validate_letter(paragraphs: object, bullets: Sequence[str] = ()) -> tuple[st
         leftover = PLACEHOLDERS.search(paragraph)
         if leftover:
             raise DrafterError(f"cover_letter contains a placeholder: {leftover.group(0)!r}")
-    problems = letter_problems(letter, bullets)
+    problems = letter_problems(letter, facts)
     if problems:
         raise DrafterError(f"cover_letter: {problems[0]}")
     return letter

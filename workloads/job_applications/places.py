@@ -6,7 +6,8 @@ import re
 
 from workloads.job_applications.terms import mentions
 
-__all__ = ["authorized_for", "region_of", "same_place"]
+__all__ = ["COUNTRIES", "authorized_for", "country_of", "place_names", "region_of",
+           "same_place"]
 
 _EU = ("Austria", "Belgium", "Bulgaria", "Croatia", "Cyprus", "Czechia", "Czech Republic",
        "Denmark", "Estonia", "Finland", "France", "Germany", "Greece", "Hungary", "Ireland",
@@ -26,6 +27,46 @@ _REGIONS = {
 }
 _MEMBERS = {"eu": (*_EU, "Norway", "Iceland", "Liechtenstein"),
             "uk": ("England", "Scotland", "Wales", "Northern Ireland"), "us": ()}
+
+
+# Countries postings name in a work-authorization line, with the adjectives they use for them
+# ("Brazilian work authorization"); a place the profile names is recognised too (place_names).
+COUNTRIES: dict[str, tuple[str, ...]] = {
+    "Argentina": ("Argentinian", "Argentine"), "Australia": ("Australian",),
+    "Austria": ("Austrian",), "Belgium": ("Belgian",), "Brazil": ("Brazilian",),
+    "Canada": ("Canadian",), "Chile": ("Chilean",), "China": ("Chinese",),
+    "Colombia": ("Colombian",), "Czechia": ("Czech",), "Denmark": ("Danish",),
+    "Estonia": ("Estonian",), "Finland": ("Finnish",), "France": ("French",),
+    "Germany": ("German",), "Greece": ("Greek",), "Hong Kong": (), "Hungary": ("Hungarian",),
+    "Iceland": ("Icelandic",), "India": ("Indian",), "Ireland": ("Irish",),
+    "Israel": ("Israeli",), "Italy": ("Italian",), "Japan": ("Japanese",),
+    "Luxembourg": (), "Mexico": ("Mexican",), "Netherlands": ("Dutch",),
+    "New Zealand": (), "Nigeria": ("Nigerian",), "Norway": ("Norwegian",),
+    "Philippines": ("Filipino", "Philippine"), "Poland": ("Polish",),
+    "Portugal": ("Portuguese",), "Romania": ("Romanian",), "Singapore": ("Singaporean",),
+    "South Africa": ("South African",), "South Korea": ("Korean",), "Spain": ("Spanish",),
+    "Sweden": ("Swedish",), "Switzerland": ("Swiss",), "Turkey": ("Turkish",),
+    "Ukraine": ("Ukrainian",), "United Arab Emirates": ("UAE", "Emirati"),
+    "Vietnam": ("Vietnamese",),
+}
+
+
+def country_of(name: str) -> str:
+    """The country an adjective names ("Brazilian" → "Brazil"); other names as they are."""
+    bare = name.strip()
+    for country, adjectives in COUNTRIES.items():
+        if bare.casefold() in {a.casefold() for a in adjectives}:
+            return country
+    return bare
+
+
+def place_names(extra: tuple[str, ...] = ()) -> list[str]:
+    """Every place name and adjective recognised in a work-authorization line, longest
+    first: the regions' spellings, COUNTRIES, and `extra` (the profile's own places)."""
+    names = {*(n for ns in _REGIONS.values() for n in ns if len(n) > 3), "EU", "EEA", "UK",
+             "U.K.", "US", "U.S.", "USA", *COUNTRIES, *(a for ads in COUNTRIES.values()
+                                                          for a in ads), *extra}
+    return sorted((n for n in names if n.strip()), key=lambda n: (-len(n), n))
 
 
 def region_of(name: str) -> str | None:

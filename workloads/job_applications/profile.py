@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -101,6 +101,19 @@ class Answers:
     pronouns: str | None
     demographics: str | None  # "decline": EEO-style self-identification questions are declined
     extra: Mapping[str, str]  # question label (or field name) -> answer
+    # company name, board token or "greenhouse:token" -> answers for every posting there
+    # (a storage consent given once for the company)
+    companies: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({}))
+
+    def for_company(self, *names: str) -> Mapping[str, str]:
+        """The answers given for a company, by any of its `names` (company, board, both)."""
+        wanted = {name.casefold() for name in names if name}
+        found: dict[str, str] = {}
+        for key, answers in self.companies.items():
+            if key.casefold() in wanted:
+                found.update(answers)
+        return found
 
 
 @dataclass(frozen=True)
@@ -234,6 +247,7 @@ def _answers(node: Node) -> Answers:
             "pronouns",
             "demographics",
             "extra",
+            "companies",
         }
     )
     demographics = node.optional_text("demographics")
@@ -249,4 +263,14 @@ def _answers(node: Node) -> Answers:
         pronouns=node.optional_text("pronouns"),
         demographics=demographics and "decline",
         extra=MappingProxyType({key: extra.text(key) for key in extra.data}),
+        companies=_companies(node.table("companies", required=False)),
     )
+
+
+def _companies(node: Node) -> Mapping[str, Mapping[str, str]]:
+    """`[answers.companies."Name"]` tables: label (or field name) -> answer, per company."""
+    found = {}
+    for company in node.data:
+        table = node.table(company)
+        found[company] = MappingProxyType({key: table.text(key) for key in table.data})
+    return MappingProxyType(found)

@@ -9,7 +9,9 @@ from taskqueue import Fail, NewAttachment, Outcome, Park
 from workloads.job_applications.applicant import ApplicantValues
 from workloads.job_applications.artifacts import ArtifactMissing
 from workloads.job_applications.codec import draft_from_json
+from workloads.job_applications.form_answers import unapplied_answers
 from workloads.job_applications.forms import FormError, fill_form
+from workloads.job_applications.hard_requirements import unclear_authorization
 from workloads.job_applications.job import Job, file_names
 
 __all__ = ["KIND", "QUESTION", "blocked_reason", "fill_stage", "form_error", "park_stage",
@@ -47,9 +49,13 @@ def form_error(job: Job, exc: FormError) -> Fail:
 
 
 def applicant_values(job: Job) -> ApplicantValues:
+    """The profile's answers, then those it gives for this company, then the revise notes'."""
     letter = "\n\n".join(draft_from_json(job.state["draft"]).cover_letter)
+    posting = job.posting
+    company = job.rt.profile.answers.for_company(
+        posting.company, posting.board, f"{posting.source}:{posting.board}")
     return ApplicantValues.from_profile(job.rt.profile, letter,
-                                        job.state.get("extra_answers", {}))
+                                        {**company, **job.state.get("extra_answers", {})})
 
 
 async def fill_stage(job: Job) -> Outcome:
@@ -70,9 +76,14 @@ async def fill_stage(job: Job) -> Outcome:
     except FormError as exc:
         return form_error(job, exc)
     await job.checkpoint("fill.middle")
+    unapplied = unapplied_answers(result.fields, job.state.get("extra_answers", {}))
     job.state.update(values=values.to_dict(), stage="park", fill={
         "fingerprint": result.fingerprint, "layout": result.layout,
         "filled": dict(result.filled), "notes": list(result.notes),
+        "labels": {f.key: f.label for f in result.fields if f.key in result.filled},
+        "not_applied": [{"line": line, "why": why} for line, why in unapplied],
+        "authorization_unclear": unclear_authorization(job.posting,
+                                                       job.rt.profile.requirements),
         "unanswered": [{"label": f.label, "name": f.name} for f in result.unfilled_required],
         "screenshot": store.put(result.screenshot), "url": result.url,
     })
@@ -91,7 +102,9 @@ def build_request(job: Job) -> dict[str, Any]:
         "location": job.posting.location, "score": payload.get("score"), "score_max": 100,
         "top_terms": payload.get("top_terms", []), "url": job.posting.url,
         "apply_url": job.posting.apply_url, "summary": summary(s),
-        "fields": [{"field": k, "value": v} for k, v in fill["filled"].items()],
+        # The form's own question, not `cards[…][field0]`; a field without a label keeps its name.
+        "fields": [{"field": fill.get("labels", {}).get(k) or k, "value": v}
+                   for k, v in fill["filled"].items()],
         "unanswered": fill["unanswered"], "fill_notes": fill["notes"],
         "fingerprint": fill["fingerprint"], "drafter": s.get("drafter"),
         "draft_notes": s["draft"].get("notes", []),
@@ -101,6 +114,9 @@ def build_request(job: Job) -> dict[str, Any]:
     for key in ("drafter_note", "form_changed", "not_submitted"):
         if s.get(key):
             request[key] = s[key]
+    for key in ("not_applied", "authorization_unclear"):
+        if fill.get(key):
+            request[key] = fill[key]
     if blocked_reason(s):
         request["cannot_submit"] = blocked_reason(s)
     return request
@@ -112,16 +128,27 @@ def summary(s: dict[str, Any]) -> str:
     blocked = blocked_reason(s)
     parts = [blocked[0].upper() + blocked[1:]] if blocked else []
     parts += [f"not submitted: {s['not_submitted']}"] if s.get("not_submitted") else []
-    parts.append(f"{len(fill['filled'])} fields filled")
+    parts.append(f"{_count(len(fill['filled']), 'field')} filled")
     if fill["unanswered"]:
         parts.append("unanswered: " + ", ".join(u["label"] for u in fill["unanswered"]))
+    for item in fill.get("not_applied", []):
+        parts.append(f"not applied: {item['line']} ({item['why']})")
+    for line in fill.get("authorization_unclear", []):
+        parts.append(f"check the work authorization yourself, no place in it is recognised: "
+                     f"\"{line}\"")
     dropped = cv["dropped_bullets"]
-    parts.append(f"CV {cv['pages']} pages" + (f", {dropped} bullets left out" if dropped else ""))
+    parts.append(f"CV {_count(cv['pages'], 'page')}"
+                 + (f", {_count(dropped, 'bullet')} left out" if dropped else ""))
     parts.append(f"drafted by {s.get('drafter')}")
     parts += [s["drafter_note"]] if s.get("drafter_note") else []
     parts += ["the form changed since your approve"] if s.get("form_changed") else []
     return "; ".join(parts) + ". Revise with `field: answer` lines to answer fields; " \
         "any other note redrafts."
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 page", "2 pages"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 async def park_stage(job: Job) -> Outcome:

@@ -86,7 +86,8 @@ def _is_abbreviation(before: str, after: str) -> bool:
     word = found.group() if found else ""
     lowered = word.casefold()
     if lowered in _NEVER and not word[:-1].isupper():  # "MS." is the degree, "Ms." a title
-        return True
+        # "under 80 ms." is milliseconds, not the title Ms.
+        return not (lowered == "ms." and re.search(r"\d\s*ms\.$", before, re.I))
     if lowered in _NUMBER:
         return after[:1].isdigit() or after[:1] == "#"
     if lowered in _SOMETIMES or _DOTTED.fullmatch(word) or _INITIAL.fullmatch(word):

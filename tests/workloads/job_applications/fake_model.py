@@ -10,17 +10,31 @@ from typing import Any
 from aiohttp import web
 
 GOOD_LETTER = [
-    "I am applying for the Senior Backend Engineer role at Nordwind Energie GmbH because your "
-    "grid-balancing platform depends on exactly the kind of PostgreSQL infrastructure I build.",
-    "At Kontor Logistics I designed a PostgreSQL-backed job queue that runs 2.4 million tasks a "
-    "day, and I introduced tracing and SLO-based alerting that cut on-call pages sharply.",
-    "I would be glad to bring that experience to your team and to talk about it in person.",
+    "I am applying for the Senior Backend Engineer (Python, PostgreSQL) role at Nordwind Energie "
+    "GmbH because your platform runs on PostgreSQL.",
+    "At Kontor Logistics GmbH I designed a PostgreSQL-backed job queue that runs 2.4 million "
+    "shipment tasks a day with a p99 pickup latency under 80 ms.",
+    "I would be glad to bring that experience to Nordwind Energie GmbH and to talk about it in "
+    "person.",
 ]
+# Faults the letter check must catch, each as a replacement of one paragraph of GOOD_LETTER.
+FAULTY = {
+    "cuts_bullet": (1, "At Kontor Logistics GmbH I designed a PostgreSQL-backed job queue."),
+    "joins_bullets": (1, "At Kontor Logistics GmbH I designed a PostgreSQL-backed job queue that "
+                         "runs 2.4 million shipment tasks a day with a p99 pickup latency under "
+                         "80 ms and reconciles card payments across 9 currencies."),
+    "asks_unrequired": (0, "Your posting asks for Python and Kafka, and I am applying for the "
+                           "Senior Backend Engineer (Python, PostgreSQL) role at Nordwind "
+                           "Energie GmbH."),
+    "invents_numbers": (1, "At Kontor Logistics GmbH I designed a PostgreSQL-backed job queue "
+                           "that runs 5 million shipment tasks a day with a p99 pickup latency "
+                           "under 80 ms."),
+}
 
 
 @dataclass
 class ModelState:
-    # ok | error | placeholder | not_json | unknown_bullet | copies_bullet | verbless
+    # ok | error | placeholder | not_json | unknown_bullet | verbless | a key of FAULTY
     mode: str = "ok"
     requests: list[dict[str, Any]] = field(default_factory=list)
 
@@ -33,9 +47,9 @@ def _content(mode: str, prompt: str) -> str:
         letter[0] = "I am excited to apply to [Company] for the {{role}} position. TODO: more."
     if mode == "unknown_bullet":
         order = ["e9b9"]
-    if mode == "copies_bullet":  # a bullet pasted word for word into the letter
-        pasted = re.search(r"^e\d+b\d+: \([^)]*\) (.+)$", prompt, re.MULTILINE)
-        letter[1] = f"In my current role: {pasted.group(1) if pasted else ''}"
+    if mode in FAULTY:
+        where, text = FAULTY[mode]
+        letter[where] = text
     if mode == "verbless":
         letter[2] = "Backend engineer with nine years of experience in Python and Go."
     if mode == "not_json":

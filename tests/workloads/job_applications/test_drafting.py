@@ -58,13 +58,17 @@ def test_cover_letter_ties_requirements_to_experience(profile: Profile, backend:
         "I am writing to apply for the Senior Backend Engineer (Python, "
         "PostgreSQL) position at Nordwind Energie GmbH."
     )
-    assert evidence.startswith("Your posting asks for Python, PostgreSQL, Kafka and ")
+    # Kafka is only in the posting's salary line, so it is not asked for; the job queue, the
+    # best match, is told whole, with its figures.
+    assert evidence.startswith("Your posting asks for Python, PostgreSQL, Kubernetes and "
+                               "observability. ")
     assert (
-        "At Kontor Logistics GmbH, where I work as Senior Backend Engineer, I designed a "
-        "PostgreSQL-backed job queue"
+        "For Python and PostgreSQL: at Kontor Logistics GmbH, where I work as Senior Backend "
+        "Engineer, I designed a PostgreSQL-backed job queue that runs 2.4 million shipment tasks "
+        "a day with a p99 pickup latency under 80 ms."
     ) in evidence
-    assert "At Fjord Payments AB, where I worked as Backend Engineer, I " in evidence
-    assert "My notice period is 3 months." in closing
+    assert "at Fjord Payments AB, where I worked as Backend Engineer, I " in evidence
+    assert closing.endswith("I could start after my notice period of 3 months.")
     assert draft.drafter == "deterministic" and draft.notes == ()
     assert draft.posting_key == "greenhouse:nordwind:4012345"
 
@@ -120,10 +124,11 @@ def test_an_emphasis_note_visibly_changes_both_the_cv_and_the_letter(
     assert plain.highlights == () and "Focus for this role" not in render_cv(plain, profile)
     assert "Focus for this role:} PostgreSQL" in render_cv(asked, profile)
     added = [p for p in asked.cover_letter if p not in plain.cover_letter]
-    # The emphasis is backed by a bullet the letter has not told yet, in new words.
-    assert added == ["I would especially like to point to my work with PostgreSQL. Also at "
-                     "Fjord Payments AB, I built the settlement service in Go, work that drew on "
-                     "PostgreSQL and payments."]
+    # The emphasis is backed by a bullet the letter has not told yet, told whole.
+    assert added == ["For the Senior Backend Engineer (Python, PostgreSQL) role, I would "
+                     "especially like to point to my work with PostgreSQL. For PostgreSQL: also "
+                     "at Fjord Payments AB, I built the settlement service in Go that reconciles "
+                     "card payments across 9 currencies, handling €40M a month."]
     assert "HIPAA" not in " ".join(asked.cover_letter)  # never claimed: the profile lacks it
     assert asked.notes == ("feedback: emphasized PostgreSQL",
                            "feedback not applied: HIPAA is not in the profile")
@@ -132,10 +137,11 @@ def test_an_emphasis_note_visibly_changes_both_the_cv_and_the_letter(
 
 
 def test_the_letter_leaves_out_an_empty_notice_period(profile: Profile, backend: Posting) -> None:
-    assert "My notice period is 3 months." in draft_deterministic(backend, profile).cover_letter[-1]
+    assert "notice period of 3 months." in draft_deterministic(backend, profile).cover_letter[-1]
     none = replace(profile, answers=replace(profile.answers, notice_period=""))
     closing = draft_deterministic(backend, none).cover_letter[-1]
-    assert "notice period" not in closing and closing.endswith("hearing from you.")
+    assert "notice period" not in closing
+    assert closing.endswith("how I could contribute to Nordwind Energie GmbH.")
     assert parse_profile(_without_notice(), source="p.toml").answers.notice_period == ""
 
 

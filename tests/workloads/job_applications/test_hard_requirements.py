@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from workloads.job_applications.boards import BoardConfig, Posting, parse_greenhouse
+from workloads.job_applications.hard_requirements import unclear_authorization
 from workloads.job_applications.profile import Profile, ProfileError, parse_profile
 from workloads.job_applications.rank import filter_postings
 
@@ -210,3 +211,57 @@ def test_a_bad_language_entry_names_the_field(entry: str) -> None:
     data["requirements"]["languages"] = ["English", entry]
     with pytest.raises(ProfileError, match=r"requirements\.languages\[1\]: expected a language"):
         parse_profile(data)
+
+
+@pytest.mark.parametrize(("authorized", "text", "reasons"), [
+    # A country outside the EU, UK and US, in the words postings use for it.
+    (("EU",), "Brazilian work authorization is required.", ("work authorization: Brazil",)),
+    (("EU", "Brazil"), "Brazilian work authorization is required.", ()),
+    (("EU",), "A valid Canadian work permit is required.", ("work authorization: Canada",)),
+    (("EU", "Canada"), "A valid Canadian work permit is required.", ()),
+    (("EU", "Brazil"), "Must hold Swiss citizenship.", ("work authorization: Switzerland",)),
+    # A place only the profile names is recognised as well.
+    (("EU",), "Valid Ruritania work permit required.", ()),
+    (("EU", "Ruritania"), "Valid Ruritania work permit required.", ()),
+    # Every place that applies is listed, not only the first.
+    (("EU",), "You must be authorized to work in the United States. Brazilian work permit "
+     "required.", ("work authorization: United States", "work authorization: Brazil")),
+])
+def test_work_authorization_for_any_country(
+    profile: Profile, polaris: list[Posting], authorized: tuple[str, ...], text: str,
+    reasons: tuple[str, ...]
+) -> None:
+    assert _reasons(_requiring(profile, authorized_in=authorized), polaris[-1], text) == reasons
+
+
+@pytest.mark.parametrize(("text", "unclear"), [
+    ("Local work authorization is required.", ["Local work authorization is required."]),
+    ("You must be authorized to work in the country of hire.",
+     ["You must be authorized to work in the country of hire."]),
+    ("Brazilian work authorization is required.", []),  # recognised: a reason, not a question
+    ("We help with work permits.", []),  # offered, not demanded
+    ("Python and Go.", []),
+])
+def test_an_unrecognised_authorization_line_is_kept_and_named(
+    profile: Profile, polaris: list[Posting], text: str, unclear: list[str]
+) -> None:
+    posting = dataclasses.replace(polaris[-1], text=text)
+    assert unclear_authorization(posting, profile.requirements) == unclear
+    if unclear:
+        assert _reasons(profile, polaris[-1], text) == ()  # kept for the person to judge
+    assert unclear_authorization(posting, dataclasses.replace(
+        profile.requirements, authorized_in=())) == []  # nothing asked, nothing to check
+
+
+def test_every_reason_that_applies_is_listed(profile: Profile, polaris: list[Posting]) -> None:
+    """The issue's posting: a degree in a requirements list, filtered on other grounds too."""
+    text = ("About us\nWe build grids.\nRequirements\n- Bachelor's degree in Computer Science\n"
+            "- US work authorization\n- Fluent French")
+    posting = dataclasses.replace(polaris[-1], text=text, location="Paris, France")
+    assert filter_postings([posting], _requiring(profile, degree="none"))[1][0].reasons == (
+        "location: Paris, France not accepted", "work authorization: US",
+        "degree: bachelor required", "language: French required")
+    # Not listed as required: a mention, a plus, or "a high degree of" is no reason.
+    loose = ("About us\nOur founders hold degrees in physics.\nNice to have\n- A degree in CS\n"
+             "You will have a high degree of ownership.")
+    assert _reasons(_requiring(profile, degree="none"), polaris[-1], loose) == ()

@@ -59,7 +59,10 @@ async def test_model_writes_the_letter_and_orders_bullets(
         ("placeholder", "placeholder: '[Company]'"),
         ("not_json", "not JSON"),
         ("unknown_bullet", "unknown bullets: e9b9"),
-        ("copies_bullet", "a CV bullet repeated word for word"),
+        ("cuts_bullet", "a claim without its bullet's figures"),
+        ("joins_bullets", "a claim joined to another bullet's object"),
+        ("asks_unrequired", "\"asks for\" names 'Kafka'"),
+        ("invents_numbers", "a number the profile does not give: '5'"),
         ("verbless", "a sentence without a verb: 'Backend engineer with nine years"),
     ],
 )

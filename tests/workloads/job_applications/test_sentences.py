@@ -37,6 +37,10 @@ _CASES: list[tuple[str, list[str]]] = [
     ("Hiring manager: J. Smith, VP Engineering.", ["Hiring manager: J. Smith, VP Engineering."]),
     ("Prof. J. A. Smith leads the lab.", ["Prof. J. A. Smith leads the lab."]),
     ("Kotlin vs. Java is your choice.", ["Kotlin vs. Java is your choice."]),
+    # "ms" after a number is milliseconds, which can end a sentence; "Ms." is still a title.
+    ("A p99 latency under 80 ms. At Fjord I built it.",
+     ["A p99 latency under 80 ms.", "At Fjord I built it."]),
+    ("Ask Ms. Berg about it.", ["Ask Ms. Berg about it."]),
     ("Offices in St. Louis and Austin, approx. 40 hours a week.",
      ["Offices in St. Louis and Austin, approx. 40 hours a week."]),
     ("Quote job No. 4711 in your application.", ["Quote job No. 4711 in your application."]),
