@@ -1,7 +1,7 @@
 """`make test`'s lint covers the project's own packages, not a user's files beside them: with
 the README's example saved where it says (mywork/greetings.py in the repository's root) and
-another file of the user's with unsorted imports, the Makefile's lint passes, while the same
-file inside a package of the project still fails it."""
+another file of the user's with unsorted imports, the Makefile's lint passes and the suite
+collects none of them, while the same file inside a package of the project still fails it."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def _checkout(tmp_path: Path) -> Path:
     (copy / "mywork" / "greetings.py").write_text(_block("python", "# mywork/greetings.py"))
     (copy / "mywork" / "unsorted.py").write_text(UNSORTED)
     (copy / "notes.py").write_text(UNSORTED)
+    # A user's own test file: the suite's collection (testpaths) must not pick it up.
+    (copy / "mywork" / "test_mine.py").write_text('raise SystemExit("collected")\n')
     return copy
 
 
@@ -61,6 +63,11 @@ def test_the_lint_passes_with_a_users_files_beside_the_packages(tmp_path: Path) 
     done = subprocess.run([BIN / "ruff", "check"], cwd=copy, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout[-3000:]
+    # Nor does the suite collect the user's test file.
+    done = subprocess.run([BIN / "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=copy, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "tests/test_lint_scope.py::" in done.stdout and "mywork" not in done.stdout
 
 
 def test_the_lint_still_fails_on_the_projects_own_code(tmp_path: Path) -> None:
