@@ -123,6 +123,10 @@ def test_the_core_wheel_alone_runs_the_queue_a_worker_and_the_cli(
            "HOME": str(tmp_path)}
     found = _run(venv / "bin" / "python", "-c", _FIND, *EXTRAS_MODULES, cwd=app, env=env)
     assert json.loads(found.stdout) == []  # so nothing below can have imported one
+    # 122 MB measured (26 MB an empty venv, 73 MB the embedded PostgreSQL); an extra's
+    # library back in the core (Playwright alone is 167 MB) would exceed this bound.
+    size_kb = int(_run("du", "-sk", venv, cwd=app).stdout.split()[0])
+    assert size_kb < 160 * 1024, f"the core venv is {size_kb // 1024} MB"
 
     def signoff(*args: str) -> subprocess.CompletedProcess[str]:
         return _run("signoff", *args, cwd=app, env=env, timeout=120)
