@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from taskqueue import (
-    Config,
-    ObservabilityServer,
-    TaskQueue,
-    parse_listen,
-    reaper_check,
-)
+from taskqueue import Config, TaskQueue, parse_listen, reaper_check
+
+if TYPE_CHECKING:
+    from taskqueue import ObservabilityServer
 
 _KEYS = {"listen", "scrape_timeout_seconds"}
 
@@ -53,6 +50,8 @@ def observability(config: Config, queue: TaskQueue, scheduler_running: Callable[
     listen, timeout = http_settings(config)
     if listen is None:
         return None
+    from taskqueue import ObservabilityServer  # aiohttp: only with a listener
+
     checks = {"scheduler": scheduler_check(scheduler_running),
               "reaper": reaper_check(queue, config.reaper_interval_minutes * 60)}
     return ObservabilityServer(queue, listen, signal_config=config.signals, checks=checks,

@@ -32,8 +32,9 @@ import logging
 import signal
 import socket
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from bot.extras import require_listener
 from bot.observe import http_settings, observability
 from bot.scheduler import ServiceScheduler
 from taskqueue import (
@@ -41,7 +42,6 @@ from taskqueue import (
     CapabilityRun,
     Config,
     Leadership,
-    ObservabilityServer,
     Stopping,
     TaskQueue,
     WorkerConfig,
@@ -54,6 +54,9 @@ from taskqueue import (
     migrate,
     resolve_dsn,
 )
+
+if TYPE_CHECKING:
+    from taskqueue import ObservabilityServer
 
 log = logging.getLogger("signoff.service")
 
@@ -103,6 +106,8 @@ def check_channels(config: Config) -> None:
     from bot.telegram.part import check_settings
 
     check_settings(config)
+    if http_settings(config)[0] is not None:  # the listener's extra ('web' or 'metrics')
+        require_listener(config)
 
 
 class Service:

@@ -45,15 +45,12 @@ if TYPE_CHECKING:
         one_line,
         run_main,
     )
+    from taskqueue.extras import MissingExtra, extra_missing, require_extra
     from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
     from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
-    from taskqueue.maintenance.endpoints import (
-        HealthCheck,
-        ObservabilityServer,
-        bind_listen,
-        parse_listen,
-        reaper_check,
-    )
+    from taskqueue.maintenance.endpoints import ObservabilityServer
+    from taskqueue.maintenance.healthchecks import HealthCheck, reaper_check
+    from taskqueue.maintenance.listen import bind_listen, parse_listen
     from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
     from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
     from taskqueue.maintenance.reminders import Reminders, RemindReport
@@ -177,7 +174,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'Gated': ('taskqueue.runtime.gate', 'Gated'),
     'GatedAction': ('taskqueue.store.models', 'GatedAction'),
     'Handler': ('taskqueue.runtime.handler', 'Handler'),
-    'HealthCheck': ('taskqueue.maintenance.endpoints', 'HealthCheck'),
+    'HealthCheck': ('taskqueue.maintenance.healthchecks', 'HealthCheck'),
     'Heartbeat': ('taskqueue.runtime.heartbeat', 'Heartbeat'),
     'IncidentAlert': ('taskqueue.maintenance.alerts', 'IncidentAlert'),
     'LEADER_LOCK_KEY': ('taskqueue.runtime.leadership', 'LEADER_LOCK_KEY'),
@@ -224,6 +221,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'SignalConfig': ('taskqueue.maintenance.signals', 'SignalConfig'),
     'Signals': ('taskqueue.maintenance.signals', 'Signals'),
     'SignoffError': ('taskqueue.errors', 'SignoffError'),
+    'MissingExtra': ('taskqueue.extras', 'MissingExtra'),
+    'extra_missing': ('taskqueue.extras', 'extra_missing'),
+    'require_extra': ('taskqueue.extras', 'require_extra'),
     'SliceReport': ('taskqueue.runtime.runner', 'SliceReport'),
     'Stats': ('taskqueue.maintenance.stats', 'Stats'),
     'Status': ('taskqueue.store.states', 'Status'),
@@ -244,7 +244,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'WorkerConfig': ('taskqueue.runtime.worker', 'WorkerConfig'),
     'WorkerPool': ('taskqueue.runtime.worker', 'WorkerPool'),
     'apply_capabilities': ('taskqueue.config.settings', 'apply_capabilities'),
-    'bind_listen': ('taskqueue.maintenance.endpoints', 'bind_listen'),
+    'bind_listen': ('taskqueue.maintenance.listen', 'bind_listen'),
     'configure_logging': ('taskqueue.runtime.process', 'configure_logging'),
     'cron_next': ('taskqueue.runtime.cron', 'cron_next'),
     'cron_trigger': ('taskqueue.runtime.cron', 'cron_trigger'),
@@ -260,12 +260,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'log_options': ('taskqueue.runtime.process', 'log_options'),
     'migrate': ('taskqueue.store.migrate', 'migrate'),
     'one_line': ('taskqueue.errors', 'one_line'),
-    'parse_listen': ('taskqueue.maintenance.endpoints', 'parse_listen'),
+    'parse_listen': ('taskqueue.maintenance.listen', 'parse_listen'),
     'parse_queries': ('taskqueue.store.queries', 'parse'),
     'publish_path': ('taskqueue.config.settings', 'publish_path'),
     'read_signals': ('taskqueue.maintenance.signals', 'read_signals'),
     'read_stats': ('taskqueue.maintenance.stats', 'read_stats'),
-    'reaper_check': ('taskqueue.maintenance.endpoints', 'reaper_check'),
+    'reaper_check': ('taskqueue.maintenance.healthchecks', 'reaper_check'),
     'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
     'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
     'run_main': ('taskqueue.errors', 'run_main'),
@@ -349,6 +349,7 @@ __all__ = [
     "Listener",
     "ListenerHub",
     "MigrationError",
+    "MissingExtra",
     "NewAttachment",
     "NewTask",
     "NotAnApprover",
@@ -406,6 +407,7 @@ __all__ = [
     "default_worker_name",
     "describe_dsn",
     "env_crash_points",
+    "extra_missing",
     "freeze_startup_objects",
     "full_jitter",
     "idempotency_key",
@@ -422,6 +424,7 @@ __all__ = [
     "reaper_check",
     "redact",
     "rename_points",
+    "require_extra",
     "resolve_dsn",
     "run_main",
     "run_slice",

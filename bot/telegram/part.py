@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.telegram.app import TelegramBot, check_listen, telegram_bot
+from bot.extras import TELEGRAM, require_telegram
 from bot.telegram.config import from_config
-from taskqueue import ConfigError
+from taskqueue import ConfigError, extra_missing
+
+if TYPE_CHECKING:
+    from bot.telegram.app import TelegramBot
 
 
 def create_part(service: Any, **options: Any) -> TelegramBot | None:
@@ -17,6 +20,11 @@ def create_part(service: Any, **options: Any) -> TelegramBot | None:
     or malformed; `start()` raises it when Telegram rejects the token.
     """
     settings = from_config(service.config)
+    if not settings.enabled and extra_missing(*TELEGRAM) is not None:
+        return None  # off, and not installed either: the service says "telegram: off"
+    require_telegram()
+    from bot.telegram.app import telegram_bot
+
     bot = telegram_bot(settings, service.queue, signal_config=service.config.signals,
                        digest_max_items=settings.digest_max_items, **options)
     if bot is None:
@@ -32,8 +40,12 @@ def check_settings(config: Any) -> None:
     bound: ConfigError now, before the service writes anything (the token itself is only
     checked by Telegram, when the part starts)."""
     settings = from_config(config)
+    if settings.enabled:
+        require_telegram()
     if not (settings.enabled and settings.webhook):
         return
+    from bot.telegram.app import check_listen
+
     try:
         check_listen(settings.webhook_listen, settings.webhook_port)
     except OSError as exc:

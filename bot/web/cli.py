@@ -56,6 +56,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 async def serve_cmd(args: Any) -> int:
+    from bot.extras import require_web
+
+    require_web()
     from bot.web.serve import serve
 
     return await serve(load_config(args.config), args.listen, certfile=args.certfile,

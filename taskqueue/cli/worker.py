@@ -17,6 +17,7 @@ from taskqueue.cli.commands import open_queue
 from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import ConfigError
+from taskqueue.extras import require_extra
 from taskqueue.runtime.process import (
     LEVEL_ENV,
     LOG_FORMATS,
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.worker")
+
+# What --metrics-listen needs: the 'metrics' extra.
+METRICS_MODULES = ("aiohttp", "prometheus_client")
 
 WORKER_DESCRIPTION = (
     "Run a worker pool for one or more capabilities until SIGTERM or SIGINT. It has no "
@@ -98,7 +102,9 @@ async def run(args: Any) -> int:
         raise ConfigError("--concurrency must be at least 1")
     for cap in args.capability:
         _handler(config, args, cap)
-    from taskqueue.maintenance.endpoints import bind_listen
+    if args.metrics_listen:
+        require_extra("metrics", "--metrics-listen (/healthz and /metrics)", *METRICS_MODULES)
+    from taskqueue.maintenance.listen import bind_listen
     sockets = bind_listen(args.metrics_listen) if args.metrics_listen else []
     try:
         return await _serve(args, config, sockets)
@@ -108,16 +114,13 @@ async def run(args: Any) -> int:
 
 
 async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int:
-    from taskqueue.maintenance.endpoints import ObservabilityServer
     from taskqueue.runtime.worker import WorkerPool
 
     async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
         # The caps this file sets for these capabilities hold here as in the service.
         await apply_capabilities(q, config, only=args.capability)
         runs = [await _capability_run(q, config, args, cap) for cap in args.capability]
-        http = (ObservabilityServer(q, args.metrics_listen, signal_config=config.signals,
-                                    sockets=sockets)
-                if args.metrics_listen else None)
+        http = _metrics_server(q, config, args, sockets)
         pool = WorkerPool(q, runs, _worker_config(config, args, runs, http))
         if http is not None:
             http.checks["worker"] = _pool_check(pool)
@@ -136,8 +139,19 @@ async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int
     return 0
 
 
+def _metrics_server(q: TaskQueue, config: Config, args: Any,
+                    sockets: list[socket.socket]) -> ObservabilityServer | None:
+    """/healthz and /metrics on --metrics-listen (aiohttp, loaded only then), or None."""
+    if not args.metrics_listen:
+        return None
+    from taskqueue.maintenance.endpoints import ObservabilityServer
+
+    return ObservabilityServer(q, args.metrics_listen, signal_config=config.signals,
+                               sockets=sockets)
+
+
 def _listen(value: str) -> str:
-    from taskqueue.maintenance.endpoints import parse_listen
+    from taskqueue.maintenance.listen import parse_listen
 
     try:
         parse_listen(value)

@@ -13,11 +13,9 @@ leader or standby, and /metrics has `signoff_leader` 1/0.
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from aiohttp import web
 from prometheus_client import (
@@ -32,6 +30,8 @@ from prometheus_client import (
 
 from taskqueue.errors import ConfigError, one_line
 from taskqueue.maintenance.channels import ChannelReport
+from taskqueue.maintenance.healthchecks import HealthCheck, database_check
+from taskqueue.maintenance.listen import parse_listen
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
 from taskqueue.maintenance.requestlog import RequestLog
 from taskqueue.maintenance.signals import SignalConfig
@@ -40,80 +40,8 @@ from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.http")
 
-# A check answers None when all is well, else what is wrong (one line).
-HealthCheck = Callable[[], Awaitable[str | None]]
 # Each check gets this long (seconds) before it counts as failing.
 CHECK_TIMEOUT = 5.0
-
-
-def parse_listen(value: str) -> tuple[str, int]:
-    """`host:port` (IPv6 as `[::1]:9464`) as (host, port); ValueError when malformed."""
-    host, sep, port = value.strip().rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"must be HOST:PORT such as 127.0.0.1:9464, not {value!r}")
-    return host, int(port)
-
-
-def bind_listen(listen: str) -> list[socket.socket]:
-    """Bind `host:port` now, listening but not yet served, so a busy or unusable address
-    fails start-up before anything is written; ObservabilityServer serves these sockets.
-    ConfigError (one line naming the address) when it cannot."""
-    host, port = parse_listen(listen)
-    sockets: list[socket.socket] = []
-    try:
-        for family, kind, proto, _, address in dict.fromkeys(socket.getaddrinfo(
-                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)):
-            if (sock := _bind(family, kind, proto, address)) is not None:
-                sockets.append(sock)
-        if not sockets:
-            raise OSError(errno.EADDRNOTAVAIL, "no address to bind")
-    except OSError as exc:
-        for sock in sockets:
-            sock.close()
-        raise ConfigError(f"cannot serve /healthz and /metrics on {host}:{port} "
-                          f"({exc.strerror or exc})") from None
-    return sockets
-
-
-def _bind(family: int, kind: int, proto: int, address: Any) -> socket.socket | None:
-    """A listening socket on `address`; None when it is IPv6 and the host has IPv6 off
-    (skipped, as asyncio's create_server does)."""
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if family == socket.AF_INET6:  # as asyncio does: ::1 and 127.0.0.1 apart
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-        sock.bind(address)
-        sock.listen(128)
-        sock.setblocking(False)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRNOTAVAIL and family == socket.AF_INET6:
-            return None
-        raise
-    return sock
-
-
-def database_check(queue: TaskQueue) -> HealthCheck:
-    """Fails when the database does not answer a query."""
-    async def check() -> str | None:
-        return None if await queue.database_ping() else "the database returned nothing"
-    return check
-
-
-def reaper_check(queue: TaskQueue, interval_seconds: float) -> HealthCheck:
-    """Fails when the reaper never ran, or not within two of its intervals."""
-    async def check() -> str | None:
-        latest = await queue.reaper_run_latest()
-        if latest is None:
-            return "the reaper has never run"
-        age = float(latest["age_seconds"])
-        if age > 2 * interval_seconds:
-            return (f"the reaper last ran {age:.0f}s ago; it runs every "
-                    f"{interval_seconds:.0f}s")
-        return None
-    return check
 
 
 class ObservabilityServer:

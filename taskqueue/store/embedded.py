@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.errors import DatabaseUnavailable, SignoffError, one_line
-from taskqueue.store import pginstall, postmaster, private
+from taskqueue.store import pginstall, postmaster, private, sysuser
 
 log = logging.getLogger("signoff.embedded")
+# What the first start made on this machine (the system user, the data folder) is said once,
+# at INFO, even to a command that otherwise logs only warnings.
+said = logging.getLogger("signoff.embedded.setup")
+said.setLevel(logging.INFO)
 
 SYSTEM_USER = "pgserver"  # pgserver's user for postgres when we are root
 READY_SECONDS = 60.0
@@ -57,12 +61,18 @@ def _pgserver() -> Any:
 
 
 def server_owner() -> private.Owner:
-    """Who runs the server: this user, or pgserver's system user when we are root."""
+    """Who runs the server: this user, or (when we are root) the system user SYSTEM_USER,
+    made or kept without a login shell."""
     if os.geteuid() != 0:
         return private.server_owner(None)
-    _, utils = _pgserver()
-    utils.ensure_user_exists(SYSTEM_USER)
+    ensure_user()
     return private.server_owner(SYSTEM_USER)
+
+
+def ensure_user() -> str | None:
+    """As root, SYSTEM_USER without a login shell: "created", "corrected" or None (so
+    already, or not root)."""
+    return sysuser.ensure_system_user(SYSTEM_USER) if os.geteuid() == 0 else None
 
 
 def _server_uid() -> int | None:
@@ -88,8 +98,11 @@ def start(folder: Path | None = None) -> str:
     pgdata = folder / "pgdata"
     _pgserver()
     try:
+        user_done = ensure_user()
         owner = server_owner()
+        new_folder = not folder.exists()
         private.prepare_data_folder(folder, owner)
+        _say_made(owner, user_done, folder if new_folder else None)
         import fasteners
 
         with fasteners.InterProcessLock(str(folder / "pgserver.lock")):
@@ -103,6 +116,20 @@ def start(folder: Path | None = None) -> str:
             f"cannot start the embedded PostgreSQL in {pgdata}: {one_line(exc)}") from exc
     log.info("embedded postgres ready data=%s socket=%s", pgdata, server.socket_dir)
     return server.uri()
+
+
+def _say_made(owner: private.Owner, user_done: str | None, folder: Path | None) -> None:
+    """One line for what this start made: the system user and the data folder (later starts
+    made nothing and say nothing)."""
+    made = []
+    if user_done == "created":
+        made.append(f"created the system user {owner.name} (shell {sysuser.nologin_shell()})")
+    elif user_done == "corrected":
+        made.append(f"set the system user {owner.name}'s shell to {sysuser.nologin_shell()}")
+    if folder is not None:
+        made.append(f"created the data folder {folder}")
+    if made:
+        said.info("embedded postgres: %s", " and ".join(made))
 
 
 def _boot(folder: Path, owner: private.Owner) -> postmaster.Postmaster:

@@ -13,7 +13,6 @@ from datetime import date
 from typing import Any
 
 from taskqueue import BadInput, TaskQueue, load_config, migrate, publish_path, resolve_dsn
-from workloads.briefing.handler import compose
 from workloads.briefing.text import terminal
 
 __all__ = ["add_parser", "preview_cmd"]
@@ -46,6 +45,10 @@ async def preview_cmd(args: Any) -> int:
     if not args.preview:
         raise BadInput("the briefing is sent by its producer (signoff produce briefing); "
                        "use --preview to print it here")
+    # Here, not at the top: every `signoff --help` loads this module, with or without the
+    # workload's extra (the handler checks it).
+    from workloads.briefing.handler import compose
+
     config = load_config(args.config, imports=False)
     publish_path(config)
     dsn = resolve_dsn()

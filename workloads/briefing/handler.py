@@ -11,12 +11,25 @@ from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from taskqueue import Config, Done, Fail, Outcome, Task, TaskContext, TaskQueue, load_config
+from taskqueue import (
+    Config,
+    Done,
+    Fail,
+    Outcome,
+    Task,
+    TaskContext,
+    TaskQueue,
+    load_config,
+    require_extra,
+)
 from workloads.briefing.checkpoints import env_checkpoint
 from workloads.briefing.gather import Briefing, gather
 from workloads.briefing.producer import check_config
 from workloads.briefing.render import Rendered, render
 from workloads.briefing.settings import load_settings
+
+# Loading the handler checks its library (Jinja2, loaded when it first renders).
+require_extra("briefing", "the briefing workload", "jinja2")
 
 __all__ = ["check_config", "compose", "handle", "today"]
 

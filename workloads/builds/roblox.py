@@ -15,9 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
-from taskqueue import Outcome, Task, TaskContext
+from taskqueue import Outcome, Task, TaskContext, require_extra
 from workloads.builds.handler import make_handler
 from workloads.builds.job import BuildJob, PublishError
 from workloads.builds.settings import BuildSettings, load_settings
@@ -31,6 +29,9 @@ CONTENT_TYPES = {".rbxl": "application/octet-stream", ".rbxlx": "application/xml
 MAX_MESSAGE = 300
 MAX_BODY = 64 * 1024  # of an answer read (a success is a few bytes)
 _UNSAFE = re.compile(r"[^\x20-\x7e]+")
+
+# Loading the handler checks its library (aiohttp, loaded when it first publishes).
+require_extra("builds", "the roblox_build workload", "aiohttp")
 
 
 def sanitized(text: str, secret: str) -> str:
@@ -74,6 +75,8 @@ class OpenCloud:
         url = f"{s.base_url}/universes/v1/{s.universe_id}/places/{s.place_id}/versions"
         headers = {"x-api-key": key,
                    "Content-Type": CONTENT_TYPES[Path(artifact.name).suffix.lower()]}
+        import aiohttp
+
         timeout = aiohttp.ClientTimeout(total=s.publish_timeout)
         try:
             # No redirects: the key must not follow a 3xx to another host.

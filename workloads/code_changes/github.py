@@ -8,11 +8,12 @@ The token goes only into the Authorization header, never into messages or logs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from workloads.code_changes.settings import GitHubSettings
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["PullRequest", "PullRequestError", "open_pull_request"]
 
@@ -40,6 +41,8 @@ async def open_pull_request(gh: GitHubSettings, repo: str, *, head: str, base: s
     headers = {"Authorization": f"Bearer {gh.token}", "Accept": "application/vnd.github+json",
                "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "signoff"}
     url = f"{gh.api_url}/repos/{repo}/pulls"
+    import aiohttp  # the 'code' extra, checked when the handler loads
+
     timeout = aiohttp.ClientTimeout(total=gh.timeout)
     try:
         async with aiohttp.ClientSession(headers=headers, timeout=timeout) as http:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from taskqueue import Config, Decision, Fail, Handler, Outcome, Task, TaskContext
+from taskqueue import Config, Decision, Fail, Handler, Outcome, Task, TaskContext, require_extra
 from workloads.code_changes.change import Change, Checkpoint, no_checkpoint
 from workloads.code_changes.payload import BadPayload, parse_payload
 from workloads.code_changes.publish import done_stage, pr_stage, push_stage
@@ -21,6 +21,9 @@ from workloads.code_changes.review import KIND, park_stage
 from workloads.code_changes.sandbox import refusal
 from workloads.code_changes.settings import CodeSettings, SettingsError, load_settings
 from workloads.code_changes.work import test_stage, work_stage
+
+# Loading the handler checks its libraries (aiohttp, loaded when it first opens a PR).
+require_extra("code", "the code_changes workload", "aiohttp")
 
 __all__ = ["CAPABILITY", "MAX_NOTE", "check_config", "handle", "make_handler", "read_decision"]
 

@@ -9,3 +9,10 @@ On the queue: `settings` (the config section), `producer` (the nightly scrape), 
 submits after a person's approve, at most once), with `artifacts` (content-addressed PDFs
 and screenshots), `codec` (JSON) and `checkpoints` (where tests kill the worker).
 """
+
+from taskqueue import require_extra
+
+# Any of its modules checks the workload's libraries first (located, not loaded: Playwright
+# and the rest load when a slice first uses them).
+require_extra("jobs", "the job_applications workload", "playwright", "pypdf", "jinja2",
+              "aiohttp")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext
+from taskqueue import Decision, Fail, Handler, Outcome, Task, TaskContext, require_extra
 from workloads.vm_ops.act import act, gate, resume_after_act
 from workloads.vm_ops.checkpoints import Checkpoint, env_checkpoint
 from workloads.vm_ops.driver import DriverError, VmDriver
@@ -19,6 +19,9 @@ from workloads.vm_ops.job import VmJob
 from workloads.vm_ops.ops import Op, OpError, allowed, parse_op
 from workloads.vm_ops.review import apply_note, fresh_decision, plan_and_park
 from workloads.vm_ops.settings import VmSettings, load_settings
+
+# Loading the handler checks both drivers' libraries (loaded when it first connects).
+require_extra("vm", "the vm_ops workload", "pyVmomi", "libvirt")
 
 __all__ = ["CAPABILITY", "MAX_RUNNING", "handle", "make_handler"]
 

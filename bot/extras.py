@@ -1,0 +1,34 @@
+"""The extras the service's parts need (`pip install 'signoff[NAME]'`): each part checks
+its own before it loads its libraries, and the service checks the configured ones at start,
+before anything is written. A missing one is one line naming the extra."""
+
+from __future__ import annotations
+
+from taskqueue import Config, require_extra
+
+# The top-level modules each extra brings (pyproject.toml's optional-dependencies).
+METRICS = ("aiohttp", "prometheus_client")
+WEB = (*METRICS, "jinja2", "pypdfium2", "pygments")
+TELEGRAM = ("telegram", "jinja2", "aiohttp")
+
+
+def require_telegram() -> None:
+    """MissingExtra unless the Telegram channel's libraries are installed."""
+    require_extra("telegram", "the Telegram channel", *TELEGRAM)
+
+
+def require_web() -> None:
+    """MissingExtra unless the web inbox's libraries are installed."""
+    require_extra("web", "the web inbox", *WEB)
+
+
+def require_listener(config: Config) -> None:
+    """The `[http]` listener's extra: 'web' while the inbox is mounted on it (`[web]
+    enabled`, the default), else 'metrics' for /healthz and /metrics alone."""
+    from bot.web.settings import from_config
+
+    if from_config(config).enabled:
+        require_web()
+    else:
+        require_extra("metrics", "the service's [http] listener (/healthz, /metrics)",
+                      *METRICS)
