@@ -38,6 +38,12 @@ from taskqueue import (
 log = logging.getLogger("signoff.telegram.decisions")
 
 STRANGER = "you are not on the list of people who may decide"
+NOT_A_PERSON = ("your Telegram account is not one of the configured people "
+                "([people.NAME] telegram_user_id); nothing was recorded")
+
+
+class NotAPerson(Exception):
+    """The Telegram user is allowed in the chat but is none of the configured people."""
 # Telegram shows at most 200 characters of a callback query's answer.
 MAX_ANSWER = 200
 
@@ -143,8 +149,13 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
     refusal: Refusal | None = None
     partly: Approval | None = None
     try:
+        if d.settings.people and user.id not in d.settings.people:
+            # People are configured: every decision resolves to one of them or is refused.
+            raise NotAPerson
         decided = await d.queue.approval_decide(approval_id, decision, d.who(user), note)
         partly = decided if decided.is_open else None
+    except NotAPerson:
+        refusal = Refusal(NOT_A_PERSON, task_id)
     except SignatureRequired as exc:
         await _needs_passkey(d, exc, user, message, query)
         return False

@@ -176,3 +176,18 @@ async def test_a_signed_capability_refuses_a_telegram_approve_with_a_web_button(
     await fake.tap(msg, ALICE, button(msg, 0))
     await fake.wait_for(lambda: len(fake.calls_to("editMessageText")) > 0)
     assert (await queue.approval_get(approval_id)).decision is Decision.APPROVED
+
+
+async def test_with_people_configured_a_tap_by_no_person_is_refused(
+        queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
+    """Mallory may be in the chat, but is none of the configured people: refused, nothing
+    recorded; a configured person's tap still decides."""
+    approval_id, msg = await _parked(queue, fake, 1)
+    await fake.tap(msg, MALLORY, button(msg, 0))
+    await fake.wait_for(lambda: any("not one of the configured people" in c.params.get(
+        "text", "") for c in fake.calls_to("answerCallbackQuery")))
+    approval = await queue.approval_get(approval_id)
+    assert approval.is_open and approval.approvals == ()
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: len(fake.calls_to("editMessageText")) > 0)
+    assert (await queue.approval_get(approval_id)).decided_by == "alice"

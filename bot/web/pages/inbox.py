@@ -13,6 +13,7 @@ from bot.web.pages.base import EXT, context, int_arg
 from bot.web.pages.cards import card
 from bot.web.passkeys import origin
 from bot.web.render import as_json, fragment, html, person, wants_json
+from bot.web.sessions import SESSION, Session
 from taskqueue import (
     AlreadyApproved,
     AlreadyDecided,
@@ -86,6 +87,10 @@ async def decide(request: web.Request) -> web.Response:
         return _answer(request, approval_id, 400, "choose approve, revise or skip")
     if choice is Decision.REVISED and not note:
         return _answer(request, approval_id, 400, "a revise needs a note saying what to change")
+    if app.settings.people and app.settings.people.get(_account(request)) is None:
+        # People are configured: every decision resolves to one of them or is refused.
+        return _answer(request, approval_id, 403, "your account is not one of the configured "
+                       "people ([people.NAME] web_account); nothing was recorded")
     try:
         assertion = _assertion(request, form.get("assertion"))
         decided = await app.queue.approval_decide(approval_id, choice, app.decider(request),
@@ -118,6 +123,11 @@ async def decide(request: web.Request) -> web.Response:
     if request.headers.get("Accept", "").startswith("application/json"):
         return as_json({"ok": True, **outcome(decided)})
     raise web.HTTPSeeOther(f"/#approval-{approval_id}")
+
+
+def _account(request: web.Request) -> str:
+    session: Session | None = request.get(SESSION)
+    return session.account if session else ""
 
 
 def _assertion(request: web.Request, raw: object) -> Assertion | None:
