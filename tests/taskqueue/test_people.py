@@ -175,6 +175,9 @@ def test_cli_by_must_name_a_configured_person(dsn: str, tmp_path: Path) -> None:
     assert cli.show(task_id)["requested_by"] == "alice"  # the config's spelling
     cli.claim()
     cli.ok("park", str(task_id), "--worker", "w1", "--question", "Go?")
+    refused = cli.fails(1, "enqueue", CAP, "--by", "mallory", "--config", str(config))
+    assert "not a configured person" in refused
+    assert [t["id"] for t in cli.json("ls", "--json")] == [task_id]  # nothing written
     err = cli.fails(1, "approve", str(task_id), "--by", "mallory", "--config", str(config))
     assert "not a configured person" in err
     assert cli.show(task_id)["approval"]["approvals"] == []  # nothing recorded
