@@ -174,7 +174,8 @@ def test_the_audit_figures_are_computed(dsn: str) -> None:
     async def setup() -> int:
         async with TaskQueue.connect(dsn) as q:
             await _history(q)
-            await q.task_enqueue("other", {})
+            other = await q.task_enqueue("other", {})
+            await q.event_insert(other.id, "stage", detail={"stage": "drafted"})
             # A gated action with no human decision behind it, forced with SQL.
             _, forced = await parked(q, "gated", request=SEND)
             await sql(q, "UPDATE approvals SET decision = 'approved', decided_by = 'x', "
@@ -203,6 +204,7 @@ def test_the_audit_figures_are_computed(dsn: str) -> None:
     assert (demo["approved"], demo["skipped"]) == (2, 1)
     assert (doc["tasks"]["gated"]["tasks"], doc["tasks"]["gated"]["expired"]) == (2, 1)
     assert doc["tasks"]["other"]["tasks"] == 1 and doc["tasks"]["other"]["claimed"] == 0
+    assert doc["tasks"]["other"]["stages"] == {"drafted": 1}
     assert doc["gates_asked"] == 6 and doc["expired"] == 1
     assert [(a["approved_by"], a["decided"]) for a in doc["gated_actions"]] == [
         (["alice", "bob"], True), (["alice"], True), ([], False)]
