@@ -78,7 +78,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                     "gated actions without a human decision, expired approvals. "
                     "`signoff audit verify` recomputes the hash chain of decisions, approves "
                     "and gated actions and checks the live rows against it (exit 9 when "
-                    "something was changed, removed or inserted).")
+                    "something was changed, removed or inserted).",
+        epilog="example: signoff audit --since 30 --json (and: signoff audit verify)")
     p.add_argument("--since", metavar="DAYS", help="only the last DAYS days (up to 3650)")
     p.add_argument("--json", action="store_true",
                    help="one document: tasks, gates_asked, gated_actions, "
@@ -87,7 +88,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     verbs = p.add_subparsers(dest="audit_command", required=False, metavar="{verify}")
     v = verbs.add_parser("verify", help="recompute the hash chain and check the live rows",
                          description="Recompute the hash chain and check the live rows "
-                                     "against it; exit 9 naming the first problem.")
+                                     "against it; exit 9 naming the first problem.",
+                         epilog="example: signoff audit verify --json")
     v.add_argument("--json", action="store_true",
                    help="print {ok, records, live_rows, head, problems}")
     v.set_defaults(func=verify_cmd)
