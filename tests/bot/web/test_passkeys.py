@@ -214,3 +214,24 @@ def test_unsigned_capabilities_keep_working(server: Server, local: Page) -> None
     approval = server.run(server.queue.approval_get(approval_id))
     assert approval.decision is Decision.APPROVED
     assert [v.signed for v in approval.approvals] == [False]
+
+
+def test_bad_registrations_and_removals_are_refused(server: Server, local: Page) -> None:
+    sign_in(local)
+    local.goto("/account")
+    token = local.locator("meta[name=csrf-token]").get_attribute("content") or ""
+    headers = {"Accept": "application/json", "X-CSRF-Token": token}
+    not_json = local.request.post("/account/passkeys", form={"credential": "{"},
+                                  headers=headers)
+    assert not_json.status == 400 and "not JSON" in not_json.json()["error"]
+    made_up = local.request.post("/account/passkeys", headers=headers, form={
+        "credential": json.dumps({"id": "AA", "rawId": "AA", "type": "public-key",
+                                  "response": {"clientDataJSON": "AA",
+                                               "attestationObject": "AA"}})})
+    assert made_up.status == 400 and "not registered" in made_up.json()["error"]
+    gone = local.request.post("/account/passkeys/abcd/remove", headers=headers)
+    assert gone.status == 404
+    no_csrf = local.request.post("/account/passkeys/options",
+                                 headers={"Accept": "application/json"})
+    assert no_csrf.status == 403
+    assert server.run(server.queue.passkey_list("alice")) == []
