@@ -327,7 +327,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         check_name(via, "via")
         signed = await self._checked_assertion(approval_id, by, assertion) \
             if assertion is not None and choice is Decision.APPROVED else None
-        decider = Decider(by, via, signed)
+        decider = Decider(by, via, signed[0] if signed else None)
         async with self._signature_link(), self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock", {"id": approval_id})
             sent = await self._send_decision_reads(tx.conn, choice, decider,
@@ -338,22 +338,24 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             result = await self._decide(tx, row, await sent.task.fetchone(), sent, choice,
                                         decider, note)
         if signed is not None:
+            assertion, count = signed
             async with self.pool.connection() as conn:
                 await self._all(conn, "passkey_used", {
-                    "credential_id": signed.credential_id, "sign_count": 0})
+                    "credential_id": assertion.credential_id, "sign_count": count})
         return self._decided(result)
 
     async def _checked_assertion(self, approval_id: int, by: str,
-                                 assertion: Assertion) -> Assertion:
-        """The assertion, once it verifies against `by`'s own stored credential over this
-        approval's request (SignatureInvalid otherwise)."""
+                                 assertion: Assertion) -> tuple[Assertion, int]:
+        """The assertion and its new signature counter, once it verifies against `by`'s own
+        stored credential over this approval's request, its counter past the stored one
+        (SignatureInvalid otherwise)."""
         passkey = await self.passkey_get(assertion.credential_id)
         if passkey is None or person_key(passkey.person) != person_key(by):
             raise SignatureInvalid(f"that passkey is not one of {by}'s: nothing recorded")
         approval = await self.approval_get(approval_id)
-        verify_assertion(assertion, passkey.public_key, passkey.rp_id, approval_id,
-                         approval.request)
-        return assertion
+        count = verify_assertion(assertion, passkey.public_key, passkey.rp_id, approval_id,
+                                 approval.request, passkey.sign_count)
+        return assertion, count
 
     @asynccontextmanager
     async def _signature_link(self) -> AsyncIterator[None]:

@@ -76,9 +76,11 @@ class Assertion:
 
 
 def verify_assertion(assertion: Assertion, public_key: bytes, rp_id: str,
-                     approval_id: int, request: JSON) -> int:
+                     approval_id: int, request: JSON, sign_count: int = 0) -> int:
     """The assertion's new signature counter when it verifies, against `public_key`, over
-    exactly this approval's challenge; SignatureInvalid otherwise."""
+    exactly this approval's challenge; SignatureInvalid otherwise. `sign_count` is the
+    credential's stored counter (a fresh approve must pass it, or the authenticator may be
+    a clone; the gate's later check of a stored assertion passes 0)."""
     from webauthn import verify_authentication_response  # only where a signature is checked
     from webauthn.helpers.exceptions import WebAuthnException
 
@@ -87,7 +89,7 @@ def verify_assertion(assertion: Assertion, public_key: bytes, rp_id: str,
             credential=assertion.browser_json(),
             expected_challenge=approval_challenge(approval_id, request),
             expected_rp_id=rp_id, expected_origin=assertion.origin,
-            credential_public_key=public_key, credential_current_sign_count=0)
+            credential_public_key=public_key, credential_current_sign_count=sign_count)
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         raise SignatureInvalid(f"the passkey assertion does not verify for approval "
                                f"{approval_id}: {str(exc)[:200]}") from None
