@@ -235,3 +235,24 @@ def test_bad_registrations_and_removals_are_refused(server: Server, local: Page)
                                  headers={"Accept": "application/json"})
     assert no_csrf.status == 403
     assert server.run(server.queue.passkey_list("alice")) == []
+
+
+def test_a_counter_behind_the_stored_one_is_refused(server: Server, local: Page) -> None:
+    """An authenticator whose signature counter does not move past the stored one may be a
+    clone: the approve is refused and nothing recorded."""
+    sign_in(local)
+    _add_passkey(local)
+    _, approval_id = server.run(_parked(server.queue))
+
+    async def ahead() -> None:
+        async with server.queue.pool.connection() as conn:
+            await conn.execute("UPDATE passkeys SET sign_count = 1000000")
+
+    server.run(ahead())
+    local.goto("/")
+    live(local)
+    card = local.locator(f"#approval-{approval_id}")
+    card.locator("button[value=approve]").click()
+    expect(card.locator(".error")).to_contain_text("does not verify")
+    approval = server.run(server.queue.approval_get(approval_id))
+    assert approval.is_open and approval.approvals == ()
