@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ApprovalExpired,
         ApprovalNotFound,
         AttachmentTooLarge,
+        AuditMismatch,
         BadInput,
         ConfigError,
         Conflict,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
         NotAnApprover,
         NotFound,
         NothingToClaim,
+        SignatureRequired,
         SignoffError,
         TaskNotFound,
         one_line,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     )
     from taskqueue.extras import MissingExtra, extra_missing, require_extra
     from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
+    from taskqueue.maintenance.audit import VerifyReport, audit_figures, audit_verify
     from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
     from taskqueue.maintenance.endpoints import ObservabilityServer
     from taskqueue.maintenance.healthchecks import HealthCheck, reaper_check
@@ -113,6 +116,7 @@ if TYPE_CHECKING:
     from taskqueue.store.migrate import migrate
     from taskqueue.store.models import (
         Approval,
+        ApproverGroup,
         Attachment,
         Capability,
         Enqueued,
@@ -127,7 +131,9 @@ if TYPE_CHECKING:
         Vote,
     )
     from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
+    from taskqueue.store.passkeys import Passkey
     from taskqueue.store.queries import parse as parse_queries
+    from taskqueue.store.signing import Assertion, SignatureInvalid, approval_challenge
     from taskqueue.store.states import TRANSITIONS, Decision, Status
 
 # `redact` names both a submodule and a function. Importing the submodule (which most of
@@ -269,6 +275,16 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
     'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
     'run_main': ('taskqueue.errors', 'run_main'),
+    'AuditMismatch': ('taskqueue.errors', 'AuditMismatch'),
+    'SignatureRequired': ('taskqueue.errors', 'SignatureRequired'),
+    'ApproverGroup': ('taskqueue.store.models', 'ApproverGroup'),
+    'VerifyReport': ('taskqueue.maintenance.audit', 'VerifyReport'),
+    'audit_figures': ('taskqueue.maintenance.audit', 'audit_figures'),
+    'audit_verify': ('taskqueue.maintenance.audit', 'audit_verify'),
+    'Assertion': ('taskqueue.store.signing', 'Assertion'),
+    'SignatureInvalid': ('taskqueue.store.signing', 'SignatureInvalid'),
+    'approval_challenge': ('taskqueue.store.signing', 'approval_challenge'),
+    'Passkey': ('taskqueue.store.passkeys', 'Passkey'),
     'run_slice': ('taskqueue.runtime.runner', 'run_slice'),
     'secret_register': ('taskqueue.redact', 'secret_register'),
     'secret_register_dsn': ('taskqueue.redact', 'secret_register_dsn'),
@@ -313,8 +329,11 @@ __all__ = [
     "Approval",
     "ApprovalExpired",
     "ApprovalNotFound",
+    "ApproverGroup",
+    "Assertion",
     "Attachment",
     "AttachmentTooLarge",
+    "AuditMismatch",
     "Backoff",
     "BadInput",
     "Capability",
@@ -361,6 +380,7 @@ __all__ = [
     "ObservabilityServer",
     "Outcome",
     "Park",
+    "Passkey",
     "Producer",
     "ProducerConfig",
     "ProducerContext",
@@ -382,6 +402,8 @@ __all__ = [
     "Signal",
     "SignalConfig",
     "Signals",
+    "SignatureInvalid",
+    "SignatureRequired",
     "SignoffError",
     "SliceReport",
     "Stats",
@@ -395,10 +417,14 @@ __all__ = [
     "TaskQueue",
     "Tick",
     "TickReport",
+    "VerifyReport",
     "Vote",
     "WorkerConfig",
     "WorkerPool",
     "apply_capabilities",
+    "approval_challenge",
+    "audit_figures",
+    "audit_verify",
     "bind_listen",
     "configure_logging",
     "cron_next",

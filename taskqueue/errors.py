@@ -100,6 +100,24 @@ class AlreadyApproved(SignoffError):
         self.by, self.approved, self.required = by, approved, required
 
 
+class SignatureRequired(SignoffError):
+    """The capability counts only passkey-signed approves (signed_approvals): approve in the
+    web inbox; nothing was recorded. Exit 8."""
+
+    exit_code = 8
+
+    def __init__(self, message: str | None = None, *, task_id: int = 0,
+                 approval_id: int = 0, link: str | None = None) -> None:
+        super().__init__(message)
+        self.task_id, self.approval_id, self.link = task_id, approval_id, link
+
+
+class AuditMismatch(SignoffError):
+    """The audit chain or a live row it vouches for was changed, removed or inserted. Exit 9."""
+
+    exit_code = 9
+
+
 class ApprovalExpired(Conflict):
     """The approval has expired."""
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from telegram import CallbackQuery, Message, Update, User
+from telegram import (
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    Update,
+    User,
+)
 from telegram.ext import ContextTypes
 
 from bot.telegram.callback import Tap, decode
@@ -25,11 +32,18 @@ from taskqueue import (
     Decision,
     NotAnApprover,
     NotFound,
+    SignatureRequired,
 )
 
 log = logging.getLogger("signoff.telegram.decisions")
 
 STRANGER = "you are not on the list of people who may decide"
+NOT_A_PERSON = ("your Telegram account is not one of the configured people "
+                "([people.NAME] telegram_user_id); nothing was recorded")
+
+
+class NotAPerson(Exception):
+    """The Telegram user is allowed in the chat but is none of the configured people."""
 # Telegram shows at most 200 characters of a callback query's answer.
 MAX_ANSWER = 200
 
@@ -135,8 +149,16 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
     refusal: Refusal | None = None
     partly: Approval | None = None
     try:
+        if d.settings.people and user.id not in d.settings.people:
+            # People are configured: every decision resolves to one of them or is refused.
+            raise NotAPerson
         decided = await d.queue.approval_decide(approval_id, decision, d.who(user), note)
         partly = decided if decided.is_open else None
+    except NotAPerson:
+        refusal = Refusal(NOT_A_PERSON, task_id)
+    except SignatureRequired as exc:
+        await _needs_passkey(d, exc, user, message, query)
+        return False
     except NotAnApprover:
         refusal = Refusal(STRANGER, task_id)  # refused like a stranger's tap
     except AlreadyApproved as exc:
@@ -165,6 +187,24 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
     await refuse(d, refusal, user, message)
     await d.sender.close(approval_id)
     return False
+
+
+async def _needs_passkey(d: Deps, exc: SignatureRequired, user: User, message: Message,
+                         query: CallbackQuery | None) -> None:
+    """Telegram cannot sign: nothing is recorded, and a button opens the request in the web
+    inbox, where the person approves with their passkey."""
+    words = "this needs your passkey: approve it in the web inbox"
+    if query is not None:
+        await query.answer(f"🔑 {words}"[:MAX_ANSWER], show_alert=False)
+    log.info("telegram approve needs a passkey task=%s approval=%s by=%s", exc.task_id,
+             exc.approval_id, d.who(user))
+    markup = InlineKeyboardMarkup([[InlineKeyboardButton("🔑 Approve in the web inbox",
+                                                         url=exc.link)]]) if exc.link else None
+    where = "" if exc.link else " (no web inbox has registered its address yet)"
+    await d.courier.text(message.chat_id, f"🔑 {escape(user.full_name)}: task {exc.task_id} "
+                         f"counts only passkey-signed approves; nothing was recorded. Approve "
+                         f"it in the web inbox with your passkey{where}.", markup=markup,
+                         reply_to=message.message_id)
 
 
 async def _ask_note(d: Deps, user: User, message: Message, approval_id: int,

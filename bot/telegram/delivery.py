@@ -286,8 +286,9 @@ class TelegramChannel:
         names = row.body.get("escalate_to") if row.kind == "message" else None
         if not isinstance(names, list):
             return
+        wanted = {n.strip().casefold() for n in names if isinstance(n, str)}
         for user_id, name in sorted(self.people.items()):
-            if name in names:
+            if name.strip().casefold() in wanted:
                 await self._quietly(self.courier.text(user_id, text))
                 log.info("escalation sent to person=%s task=%s", name, row.task_id)
 

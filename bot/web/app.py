@@ -59,6 +59,7 @@ class WebApp:
         self.signer: Signer | None = None
         self._owned: set[Any] = set()
         self._task: asyncio.Task[None] | None = None
+        self._signing_base: str | None = None
 
     def setup(self, app: web.Application,
               add_routes: Callable[[web.UrlDispatcher], None]) -> None:
@@ -157,6 +158,15 @@ class WebApp:
         session: Session | None = request.get(SESSION)
         assert session is not None
         return self.settings.people.get(session.account) or f"web:{session.account}"
+
+    async def register_signing_link(self, request: web.Request) -> None:
+        """Tell the queue where people sign approvals (this inbox's card address), so
+        Telegram and the CLI can point there: `[web] public_url`, else the address this
+        request came to (registered once per process and address)."""
+        base = self.settings.public_url or f"{request.scheme}://{request.host}"
+        if base != self._signing_base:
+            await self.queue.signing_link_set("web", base + "/#approval-{approval_id}")
+            self._signing_base = base
 
 
 KEY = web.AppKey("signoff_web", WebApp)

@@ -32,6 +32,15 @@ def cap_value(text: str) -> int | None:
     return value
 
 
+def on_off(text: str) -> bool:
+    """A switch: on or off."""
+    if text.lower() in {"on", "true", "yes"}:
+        return True
+    if text.lower() in {"off", "false", "no"}:
+        return False
+    raise argparse.ArgumentTypeError(f"must be on or off, not {text}")
+
+
 # The longest age a retention run accepts: a century (PostgreSQL's intervals hold more, but
 # nothing older can exist and a larger number is a typo).
 MAX_DAYS = 36500

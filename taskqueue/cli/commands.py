@@ -17,6 +17,7 @@ from taskqueue.cli.enqueue_settings import (
     write_configured_settings,
 )
 from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments, read_jsonl
+from taskqueue.cli.people import resolve_person, typed_by
 from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.config.settings import load_config
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
@@ -70,6 +71,7 @@ async def enqueue_cmd(args: Any) -> int:
     if args.max_attempts is not None and args.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
     config = load_config(args.config, imports=False)
+    requester = resolve_person(config, args.by) if args.by else "cli"
     limits = config.limits
     payloads = (read_jsonl(args.from_jsonl, limits) if args.from_jsonl
                 else [parse_json(args.payload, "--payload", limits) or {}])
@@ -78,7 +80,7 @@ async def enqueue_cmd(args: Any) -> int:
          for p in payloads], config, args.capability)
     async with open_queue(limits=limits) as queue:
         warning = await missing_settings_warning(queue, config, args.capability)
-        done = await queue.task_enqueue_many(args.capability, items, actor="cli")
+        done = await queue.task_enqueue_many(args.capability, items, actor=requester)
         await write_configured_settings(queue, config, args.capability)
     if warning:
         print(warning, file=sys.stderr)
@@ -156,8 +158,11 @@ async def fail_cmd(args: Any) -> int:
 
 async def decide_cmd(args: Any) -> int:
     decision = {"approve": "approved", "skip": "skipped", "revise": "revised"}[args.decision]
-    async with open_queue() as queue:
-        approval = await queue.approval_decide_for_task(args.id, decision, args.by, args.note)
+    config = load_config(args.config, imports=False)
+    by = resolve_person(config, args.by)
+    async with open_queue(limits=config.limits) as queue:
+        approval = await queue.approval_decide_for_task(args.id, decision, by, args.note,
+                                                        via=typed_by())
     if args.json:
         out.print_json(approval.to_json())
     elif approval.is_open:  # four-eyes: an approve short of the approvals required

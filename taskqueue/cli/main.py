@@ -13,9 +13,10 @@ from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn, cast
 
 from taskqueue.cli import attachments, completion, embedded, init, manners, produce, prune, stats
+from taskqueue.cli import audit as cli_audit
 from taskqueue.cli import commands as cmd
 from taskqueue.cli import worker as cli_worker
-from taskqueue.cli.arguments import cap_value, non_negative, positive
+from taskqueue.cli.arguments import cap_value, non_negative, on_off, positive
 from taskqueue.cli.manners import STATUSES
 from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.errors import did_you_mean, one_line, printable, run_main
@@ -31,10 +32,12 @@ COMMANDS_GROUP = "signoff.commands"
 log = logging.getLogger("signoff.cli")
 
 _CAP_TYPES: dict[str, Any] = {"max_running": cap_value, "max_parked": cap_value,
-                              "daily_new": cap_value, "timezone": str}
+                              "daily_new": cap_value, "timezone": str,
+                              "signed_approvals": on_off}
 _CAP_METAVARS = {"max_running": "N|none", "max_parked": "N|none", "daily_new": "N|none",
                  "timezone": "ZONE", "lease": "SECONDS", "approval_ttl": "SECONDS",
-                 "retry_base": "SECONDS", "max_attempts": "N", "required_approvals": "N"}
+                 "retry_base": "SECONDS", "max_attempts": "N", "required_approvals": "N",
+                 "signed_approvals": "on|off"}
 
 
 class Parser(argparse.ArgumentParser):
@@ -103,6 +106,9 @@ def _add_producer_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
     p.add_argument("--config", metavar="FILE",
                    help="config file (default $SIGNOFF_CONFIG): the capability's settings "
                         "in it apply to the new tasks and are written to the database")
+    p.add_argument("--by", metavar="NAME",
+                   help="who asks for it, recorded as the task's requester (their own approve "
+                        "never counts); a configured person when the config has [people.*]")
     p.add_argument("--json", action="store_true",
                    help="print [{id, created}, ...] instead of one id a line")
     p.set_defaults(func=cmd.enqueue_cmd)
@@ -159,7 +165,11 @@ def _add_people_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
                            description=f"Decide a parked task's open approval: {name}. "
                                        "The decisions are approve, skip and revise.")
         p.add_argument("id", type=int, help="the task's id")
-        p.add_argument("--by", required=True, help="who decides")
+        p.add_argument("--by", required=True,
+                       help="who decides: a configured person when the config has [people.*] "
+                            "(the OS user and host are recorded beside it as cli:USER@HOST)")
+        p.add_argument("--config", metavar="FILE",
+                       help="config file (default $SIGNOFF_CONFIG): its [people.NAME] tables")
         p.add_argument("--note", required=note_required,
                        help="what to change (required)" if note_required
                        else "a note kept with the decision")
@@ -246,7 +256,8 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
-                attachments.add_parser, init.add_parser, completion.add_parser):
+                attachments.add_parser, init.add_parser, completion.add_parser,
+                cli_audit.add_parser):
         add(sub)
     if plugins:
         _add_plugin_commands(sub)

@@ -12,6 +12,7 @@ from taskqueue.config.checker import Checker
 from taskqueue.maintenance.pruner import PrunerConfig
 from taskqueue.maintenance.signals import SignalConfig
 from taskqueue.store.checks import Limits
+from taskqueue.store.models import ApproverGroup
 
 MODES = ("pool", "tick", "external")
 PERIODS = ("day", "hour", "week")
@@ -93,6 +94,9 @@ CAP_SETTINGS = (
                "the first retry's delay in seconds; each further retry doubles it, up to an hour"),
     CapSetting("required_approvals", "required_approvals", "required_approvals",
                "distinct people who must approve a request (four-eyes: 2)"),
+    CapSetting("signed_approvals", "signed_approvals", "signed_approvals",
+               "on: an approve counts only when the person confirmed it with their passkey "
+               "(in the web inbox); Telegram and the CLI cannot sign"),
 )
 
 
@@ -135,6 +139,9 @@ class CapabilityConfig:
     remind_after_hours: float | None = None
     escalate_after_hours: float | None = None
     escalate_to: tuple[str, ...] | None = None
+    # Approver groups (issue 39): every group's minimum of distinct people must approve.
+    approval_groups: tuple[ApproverGroup, ...] | None = None
+    signed_approvals: bool | None = None
 
     def settings(self, timezone: str) -> dict[str, Any]:
         """The keyword arguments of `TaskQueue.capability_set` this file sets."""
@@ -147,6 +154,8 @@ class CapabilityConfig:
             out["approvers"] = list(self.approvers)
         if self.escalate_to is not None:
             out["escalate_to"] = list(self.escalate_to)
+        if self.approval_groups is not None:
+            out["approval_groups"] = list(self.approval_groups)
         for key, hours in (("remind_after_seconds", self.remind_after_hours),
                            ("escalate_after_seconds", self.escalate_after_hours)):
             if hours is not None:

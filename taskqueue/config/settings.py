@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.config.checker import Checker, KeyPath
+from taskqueue.config.groups import check_capability_people, parse_groups
 from taskqueue.config.model import (
     CAP_SETTINGS,
     MODES,
@@ -34,7 +35,8 @@ _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capab
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
 # How a capability runs, plus every setting `signoff caps set` takes (CAP_SETTINGS).
 _CAP = {"handler", "mode", "concurrency", "tick_minutes", "timeout_seconds", "retention_days",
-        "producers", "approvers", "remind_after", "escalate_after", "escalate_to"} | {
+        "producers", "approvers", "remind_after", "escalate_after", "escalate_to",
+        "approval_groups"} | {
             s.key for s in CAP_SETTINGS}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
@@ -99,6 +101,11 @@ def _parse(doc: Mapping[str, Any], c: Checker, file: Path, text: str) -> Config:
     caps = c.table(top, ("capabilities",), set(top.get("capabilities", {})))
     limits = c.table(top, ("limits",), _LIMITS)
     capabilities = {name: _capability(c, caps, name, tz) for name in caps}
+    people = doc.get("people")
+    names = [str(p) for p in people] if isinstance(people, Mapping) else []
+    for name, cap in capabilities.items():
+        check_capability_people(c, name, names, cap.approvers, cap.escalate_to,
+                                cap.approval_groups)
     return Config(
         path=file, timezone=tz,
         reaper_interval_minutes=_number(c, reaper, ("reaper", "interval_minutes"), "num", 5),
@@ -186,6 +193,8 @@ def _capability(c: Checker, caps: Mapping[str, Any], name: str, tz: str) -> Capa
         remind_after_hours=_number(c, t, (*k, "remind_after"), "num", None),
         escalate_after_hours=_number(c, t, (*k, "escalate_after"), "num", None),
         escalate_to=_people(c, t, (*k, "escalate_to")),
+        approval_groups=parse_groups(c, t, k),
+        signed_approvals=c.get(t, (*k, "signed_approvals"), "bool", None),
         producers=tuple(_producer(c, (*k, "producers", i), p, tz)
                         for i, p in enumerate(producers)),
     )

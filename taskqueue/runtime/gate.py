@@ -33,6 +33,7 @@ from typing import Any
 from taskqueue.errors import LeaseLost, SignoffError, human_time
 from taskqueue.runtime.crashpoints import Checkpoint
 from taskqueue.store.client import TaskQueue
+from taskqueue.store.groups import groups_missing
 from taskqueue.store.models import JSON, GatedAction, GateView, Task
 from taskqueue.store.states import Decision, Status
 
@@ -108,10 +109,21 @@ def approval_problem(view: GateView, kind: str, field: str, fingerprint: str) ->
         return f"the latest decision is {decision}"
     if not (view.decided_by or "").strip():
         return "the approval names no person"
+    people = view.approvers
+    if view.signed_required:
+        # Signed approvals: only approves whose passkey signature verifies, against the
+        # person's stored key, over exactly this request count (a row written by hand
+        # without the person's authenticator does not).
+        people = view.signed_by
+        if len(set(people)) < view.required:
+            return (f"{len(set(people))} of {view.required} required approves carry a "
+                    "passkey signature that verifies for this request")
     # One required approve is the approve itself (decided_by, checked above).
-    if view.required > 1 and len(set(view.approvers)) < view.required:
-        return (f"{len(set(view.approvers))} of {view.required} required people approved "
+    if view.required > 1 and len(set(people)) < view.required:
+        return (f"{len(set(people))} of {view.required} required people approved "
                 "the request")
+    if missing := groups_missing(view.groups, people):
+        return f"no approve yet from the approver group {', '.join(missing)}"
     if view.request.get("kind") != kind:
         return f"the latest approval is a {view.request.get('kind')!r} question, not {kind!r}"
     if view.request.get(field) != fingerprint:

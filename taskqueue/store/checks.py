@@ -163,6 +163,12 @@ def check_people(key: str, value: Any) -> None:
 
 
 def check_setting(key: str, value: Any) -> None:
+    if key == "approval_groups":  # checked by store/groups.py's check_groups
+        return
+    if key == "signed_approvals":
+        if not isinstance(value, bool):
+            raise BadInput("signed_approvals must be true or false (on or off)")
+        return
     if key in PEOPLE_SETTINGS:
         check_people(key, value)
         return
@@ -183,11 +189,22 @@ def check_setting(key: str, value: Any) -> None:
         raise BadInput(f"required_approvals must be at most {MAX_REQUIRED_APPROVALS}")
 
 
-def is_requester(request: Any, by: str) -> bool:
-    """True when the request names `by` as its requester (`requested_by`): that person's
-    approve is recorded but does not count toward the approvals required."""
+def person_key(name: str) -> str:
+    """A person's name as every comparison sees it: trimmed and case-folded, so `alice`
+    and ` ALICE` are one person (four-eyes, approvers, the requester, escalate_to)."""
+    return name.strip().casefold()
+
+
+def same_person(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and person_key(a) == person_key(b)
+
+
+def is_requester(request: Any, by: str, enqueued_by: str | None = None) -> bool:
+    """True when `by` asked for this: the task's requester recorded at enqueue
+    (`enqueued_by`), or the one the request names (`requested_by`, an addition). That
+    person's approve is recorded but does not count toward the approvals required."""
     named = request.get("requested_by") if isinstance(request, dict) else None
-    return isinstance(named, str) and named.strip().casefold() == by.strip().casefold()
+    return same_person(enqueued_by, by) or (isinstance(named, str) and same_person(named, by))
 
 
 def check_json(value: Any, what: str, limits: Limits = DEFAULT_LIMITS) -> None:

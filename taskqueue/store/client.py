@@ -22,12 +22,14 @@ from taskqueue.errors import (
     Conflict,
     LeaseLost,
     NotAnApprover,
+    SignatureRequired,
     TaskNotFound,
     human_time,
 )
 from taskqueue.redact import redact
 from taskqueue.store import rows
 from taskqueue.store.analytics import AnalyticsMixin
+from taskqueue.store.audit import AuditMixin
 from taskqueue.store.base import (
     ANSWERS_CHANNEL,
     APPROVALS_CHANNEL,
@@ -53,10 +55,12 @@ from taskqueue.store.checks import (
     check_text,
     is_requester,
     json_text,
+    person_key,
     refuse_decided,
 )
 from taskqueue.store.db import check_pooled, check_reachable, resolve_dsn
 from taskqueue.store.gates import GatesMixin
+from taskqueue.store.groups import groups_from_json, groups_missing
 from taskqueue.store.models import (
     JSON,
     Approval,
@@ -67,9 +71,11 @@ from taskqueue.store.models import (
     Task,
 )
 from taskqueue.store.notifications import NotificationsMixin
+from taskqueue.store.passkeys import PasskeysMixin
 from taskqueue.store.queries import query
 from taskqueue.store.reads import ReadsMixin
 from taskqueue.store.services import ServicesMixin
+from taskqueue.store.signing import Assertion, SignatureInvalid, verify_assertion
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 
 
@@ -84,7 +90,7 @@ class DecisionReads:
 
 
 class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
-                AnalyticsMixin, QueueBase):
+                AnalyticsMixin, AuditMixin, PasskeysMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod
@@ -111,7 +117,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
                            priority: int = 0, dedupe_key: str | None = None,
                            delay: float = 0, max_attempts: int | None = None,
                            actor: str | None = None) -> Enqueued:
-        """Add a task; a dedupe key held by an unfinished or succeeded task returns that task."""
+        """Add a task; a dedupe key held by an unfinished or succeeded task returns that task.
+        `actor` is who asks for it, recorded on the task as its requester (`requested_by`):
+        a person, `producer:NAME`, `cli`. Their own approve of it never counts."""
         payload = {} if payload is None else payload
         item = NewTask(payload, priority, dedupe_key, delay, max_attempts)
         [result] = await self.task_enqueue_many(capability, [item], actor=actor)
@@ -309,43 +317,94 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
     # -- people --------------------------------------------------------------------
 
     async def approval_decide(self, approval_id: int, decision: Decision | str, by: str,
-                              note: str | None = None) -> Approval:
-        """Record a person's decision on an open approval, once."""
+                              note: str | None = None, *, via: str | None = None,
+                              assertion: Assertion | None = None) -> Approval:
+        """Record a person's decision on an open approval, once. `via` records who typed it
+        when the channel cannot prove the person (the CLI's `cli:USER@HOST`); `assertion`
+        is the person's passkey signature over this request (an approve of a capability
+        with signed_approvals needs one: SignatureRequired without, SignatureInvalid when
+        it does not verify; nothing is recorded either way)."""
         choice = check_decision(decision, by, note)
-        async with self._pipelined_tx() as tx:
+        check_name(via, "via")
+        signed = await self._checked_assertion(approval_id, by, assertion) \
+            if assertion is not None and choice is Decision.APPROVED else None
+        decider = Decider(by, via, signed[0] if signed else None)
+        async with self._signature_link(), self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock", {"id": approval_id})
-            sent = await self._send_decision_reads(tx.conn, choice, by, approval_id=approval_id)
+            sent = await self._send_decision_reads(tx.conn, choice, decider,
+                                                   approval_id=approval_id)
             row = await found.fetchone()
             if row is None:
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
-            result = await self._decide(tx, row, await sent.task.fetchone(), sent, choice, by,
-                                        note)
+            result = await self._decide(tx, row, await sent.task.fetchone(), sent, choice,
+                                        decider, note)
+        if signed is not None:
+            assertion, count = signed
+            async with self.pool.connection() as conn:
+                await self._all(conn, "passkey_used", {
+                    "credential_id": assertion.credential_id, "sign_count": count})
         return self._decided(result)
 
+    async def _checked_assertion(self, approval_id: int, by: str,
+                                 assertion: Assertion) -> tuple[Assertion, int]:
+        """The assertion and its new signature counter, once it verifies against `by`'s own
+        stored credential over this approval's request, its counter past the stored one
+        (SignatureInvalid otherwise)."""
+        passkey = await self.passkey_get(assertion.credential_id)
+        if passkey is None or person_key(passkey.person) != person_key(by):
+            raise SignatureInvalid(f"that passkey is not one of {by}'s: nothing recorded")
+        approval = await self.approval_get(approval_id)
+        count = verify_assertion(assertion, passkey.public_key, passkey.rp_id, approval_id,
+                                 approval.request, passkey.sign_count)
+        return assertion, count
+
+    @asynccontextmanager
+    async def _signature_link(self) -> AsyncIterator[None]:
+        """A SignatureRequired names where the person can sign (a registered link)."""
+        try:
+            yield
+        except SignatureRequired as exc:
+            link = await self.signing_link(exc.approval_id, exc.task_id)
+            exc.link = link
+            exc.args = (f"{exc.args[0]}: approve it with your passkey at {link}" if link else
+                        f"{exc.args[0]}: approve it with your passkey in the web inbox (no "
+                        "web inbox has registered its address yet)",)
+            raise
+
     async def approval_decide_for_task(self, task_id: int, decision: Decision | str, by: str,
-                                       note: str | None = None) -> Approval:
+                                       note: str | None = None, *,
+                                       via: str | None = None) -> Approval:
         """Decide the latest approval of a task (what the CLI's approve/revise/skip do)."""
         choice = check_decision(decision, by, note)
-        async with self._pipelined_tx() as tx:
+        check_name(via, "via")
+        async with self._signature_link(), self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock_latest_for_task",
                                      {"task_id": task_id})
-            sent = await self._send_decision_reads(tx.conn, choice, by, task_id=task_id)
+            sent = await self._send_decision_reads(tx.conn, choice, Decider(by, via),
+                                                   task_id=task_id)
             row, task = await found.fetchone(), await sent.task.fetchone()
             if task is None:
                 raise TaskNotFound(f"no such task: {task_id}")
             if row is None:
                 raise Conflict(f"task {task_id} is {task['status']} and has no approval")
-            result = await self._decide(tx, row, task, sent, choice, by, note)
+            result = await self._decide(tx, row, task, sent, choice, Decider(by, via), note)
         return self._decided(result)
 
-    async def _send_decision_reads(self, conn: Conn, choice: Decision, by: str, *,
+    async def _send_decision_reads(self, conn: Conn, choice: Decision, decider: Decider, *,
                                    task_id: int | None = None,
                                    approval_id: int | None = None) -> DecisionReads:
         """Send, after the approval's lock (sent first), the task's lock, its capability's
         read and, for an approve, the vote with the votes so far: one round trip before any
         check ran. The vote is written only while the approval is open and unexpired; a
         check that refuses the decision rolls it back with everything else."""
-        params = {"task_id": task_id, "approval_id": approval_id, "by": by}
+        by, signed = decider.by, decider.assertion
+        params = {"task_id": task_id, "approval_id": approval_id, "by": by,
+                  "by_key": person_key(by), "via": decider.via,
+                  "credential_id": signed.credential_id if signed else None,
+                  "authenticator_data": signed.authenticator_data if signed else None,
+                  "client_data": signed.client_data if signed else None,
+                  "signature": signed.signature if signed else None,
+                  "origin": signed.origin if signed else None}
         task = await self._send(conn, "decision_task_lock", params)
         cap = await self._send(conn, "decision_capability", params)
         if choice is not Decision.APPROVED:
@@ -361,11 +420,11 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         return result
 
     async def _decide(self, tx: Pipelined, row: dict[str, Any], task: dict[str, Any] | None,
-                      sent: DecisionReads, choice: Decision, by: str,
+                      sent: DecisionReads, choice: Decision, decider: Decider,
                       note: str | None) -> Approval | ApprovalExpired:
         """Decide the locked approval `row` of the locked `task`, with the reads `sent`
         beside their locks."""
-        conn = tx.conn
+        conn, by = tx.conn, decider.by
         refuse_decided(row)
         if not row.get("is_current", True):
             raise Conflict(f"approval {row['id']} of task {row['task_id']} was superseded by "
@@ -374,26 +433,36 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         if task["status"] != Status.NEEDS_APPROVAL:
             raise Conflict(f"task {task['id']} is {task['status']}; its approval cannot be decided")
         cap = await sent.cap.fetchone()
-        if cap is not None and not rows.capability_from_row(cap).may_decide(by):
+        # The requester may always skip their own request: a withdrawal.
+        withdrawn = choice is Decision.SKIPPED and _asked(row, task, by)
+        if cap is not None and not withdrawn \
+                and not rows.capability_from_row(cap).may_decide(by):
             raise NotAnApprover(f"{by} is not an approver of {task['capability']}: "
                                 "nothing recorded")
         if row["past_expiry"]:
             await self._all(conn, "approval_expire_many", {"approval_id": row["id"]})
             return ApprovalExpired(f"approval {row['id']} of task {task['id']} expired at "
                                    f"{human_time(row['expires_at'])}")
+        if choice is Decision.APPROVED and cap is not None and cap["signed_approvals"] \
+                and decider.assertion is None:
+            raise SignatureRequired(
+                f"{task['capability']} counts only passkey-signed approves; {by}'s approve "
+                f"of task {task['id']} was not recorded", task_id=task["id"],
+                approval_id=row["id"])
         if choice is Decision.APPROVED:
-            votes = await self._cast_vote(conn, row, by, sent)
-            if _counted(votes) < row["required"]:
+            votes = await self._cast_vote(conn, row, task, decider, sent)
+            if _counted(votes) < row["required"] or _groups_short(row, votes):
                 return await self._partly_approved(conn, row, task, by, votes)
         if choice is Decision.REVISED:
             await self._discard_votes(conn, row)
         # Everything from here, COMMIT included, is sent before anything is fetched: one
         # round trip, so the task is claimable again as soon as the decision is recorded.
         decided = await self._send(conn, "approval_decide", {
-            "id": row["id"], "decision": choice.value, "by": by, "note": note})
+            "id": row["id"], "decision": choice.value, "by": by, "note": note,
+            "via": decider.via})
         await self._send(conn, "task_after_decision", {
             "id": task["id"], "decision": choice.value, "by": by, "note": note,
-            "approval_id": row["id"]})
+            "approval_id": row["id"], "via": decider.via, "withdrawn": withdrawn})
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
         if choice is not Decision.SKIPPED:
             await self._notify(conn, TASKS_CHANNEL, task["capability"])
@@ -404,11 +473,12 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         assert decided_row is not None
         return (await self._approval_models([decided_row], parts))[0]
 
-    async def _cast_vote(self, conn: Conn, row: dict[str, Any], by: str,
-                         sent: DecisionReads) -> list[dict[str, Any]]:
+    async def _cast_vote(self, conn: Conn, row: dict[str, Any], task: dict[str, Any],
+                         decider: Decider, sent: DecisionReads) -> list[dict[str, Any]]:
         """`by`'s approve, written beside the locks: the request's approves with it (the
         requester's own counts for nothing). AlreadyApproved when `by` approved it before."""
         assert sent.vote is not None and sent.votes is not None
+        by = decider.by
         vote = await sent.vote.fetchone()
         votes = await sent.votes.fetchall()
         if vote is None:
@@ -416,11 +486,12 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
                 f"{by} already approved approval {row['id']} of task {row['task_id']} "
                 f"({_counted(votes)} of {row['required']}); an approve counts once per person",
                 by=by, approved=_counted(votes), required=row["required"])
-        if is_requester(row["request"], by):
+        if _asked(row, task, by):
             # Written as counted before the request was read: the requester's own approve
             # is recorded but does not count. Sent, not awaited: it runs before whatever
             # this decision sends next.
-            await self._send(conn, "approval_vote_uncount", {"approval_id": row["id"], "by": by})
+            await self._send(conn, "approval_vote_uncount", {"approval_id": row["id"],
+                                                             "by_key": person_key(by)})
             votes = [v | {"counts": False} if v["person"] == vote["person"] else v
                      for v in votes]
         return votes
@@ -430,15 +501,16 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         """An approve short of the count, with the request's `votes` so far: recorded as an
         event and owed to every channel as an `approval_progress` notification; the
         approval stays open. Sent, not awaited: COMMIT follows them in one round trip."""
-        approved = _counted(votes)
+        approved, short = _counted(votes), _groups_short(row, votes)
         await self._send(conn, "event_insert", {
             "task_id": task["id"], "kind": "approved_partly", "actor": by,
             "detail": Jsonb({"approval_id": row["id"], "approved": approved,
                              "required": row["required"],
-                             "counted": not is_requester(row["request"], by)})})
+                             "counted": not _asked(row, task, by)}
+                            | ({"waiting_for": short} if short else {}))})
         await self._send(conn, "approval_progress_insert", {
             "task_id": task["id"], "approval_id": row["id"], "approved": approved,
-            "required": row["required"], "by": by})
+            "required": row["required"], "by": by, "waiting_for": short})
         await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
         return rows.approval_from_row(row, (), votes)
 
@@ -500,6 +572,28 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
             raise TaskNotFound(f"no such task: {task_id}") from None
         assert row is not None
         return rows.event_from_row(row)
+
+
+@dataclass(frozen=True)
+class Decider:
+    """Who decides: the person, and who typed it when the channel cannot prove it."""
+
+    by: str
+    via: str | None = None
+    # A verified passkey assertion, stored with the approve.
+    assertion: Assertion | None = None
+
+
+def _asked(row: dict[str, Any], task: dict[str, Any], by: str) -> bool:
+    """Whether `by` asked for this request: the task's requester recorded at enqueue, or
+    the one its request names."""
+    return is_requester(row["request"], by, task.get("enqueued_by"))
+
+
+def _groups_short(row: dict[str, Any], votes: list[dict[str, Any]]) -> list[str]:
+    """The approval's groups whose minimum its counted approves do not meet yet."""
+    return groups_missing(groups_from_json(row.get("groups")),
+                          [v["person"] for v in votes if v["counts"]])
 
 
 def _counted(votes: list[dict[str, Any]]) -> int:

@@ -7,7 +7,9 @@ from typing import Any
 from taskqueue.errors import LeaseLost, TaskNotFound
 from taskqueue.store.base import Conn, QueueBase
 from taskqueue.store.checks import check_claim
+from taskqueue.store.groups import groups_from_json
 from taskqueue.store.models import JSON, GatedAction, GateView
+from taskqueue.store.passkeys import signed_people
 from taskqueue.store.states import Decision
 
 
@@ -32,8 +34,13 @@ class GatesMixin(QueueBase):
         """The task, its latest approval and that approval's action, read now."""
         async with self.pool.connection() as conn:
             row = await self._one(conn, "gated_action_check", {"task_id": task_id})
+            signatures = [] if row is None or not row["signed_approvals"] \
+                or row["approval_id"] is None else await self._all(
+                    conn, "approval_signatures", {"approval_id": row["approval_id"]})
         if row is None:
             raise TaskNotFound(f"no such task: {task_id}")
+        signed_by = signed_people(signatures, row["approval_id"], row["request"] or {}) \
+            if signatures else []
         claim = row["claim_token"]
         return GateView(
             task_id=task_id, status=row["status"], worker=row["worker"],
@@ -41,7 +48,9 @@ class GatesMixin(QueueBase):
             decision=Decision(row["decision"]) if row["decision"] else None,
             decided_by=row["decided_by"], request=row["request"] or {},
             action=_action(row, "g_") if row["g_kind"] is not None else None,
-            required=row["required"] or 1, approvers=tuple(row["approvers"] or ()))
+            required=row["required"] or 1, approvers=tuple(row["approvers"] or ()),
+            groups=groups_from_json(row["groups"]),
+            signed_required=bool(row["signed_approvals"]), signed_by=tuple(signed_by))
 
     async def gated_action_start(self, task_id: int, worker: str, claim: str | None, *,
                                  approval_id: int, kind: str, fingerprint: str, key: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -50,6 +51,49 @@ def _waiting_for(approved: int, required: int) -> str:
 
 
 @dataclass(frozen=True)
+class ApproverGroup:
+    """A named group whose `min` distinct people must each approve a request."""
+
+    name: str
+    people: tuple[str, ...]
+    min: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "people": list(self.people), "min": self.min}
+
+
+def groups_missing(groups: Sequence[ApproverGroup], approvers: Iterable[str]) -> list[str]:
+    """The groups whose minimum the distinct `approvers` (counted approves) cannot meet,
+    each person filling one place in one group: a maximum bipartite matching of people to
+    the groups' places, so alice in ops and finance never counts for both."""
+    if not groups:
+        return []
+    people = sorted({_fold(a) for a in approvers})
+    slots = [(i, k) for i, g in enumerate(groups) for k in range(g.min)]
+    members = [{_fold(p) for p in g.people} for g in groups]
+    taken: dict[int, str] = {}  # slot -> person
+
+    def place(person: str, seen: set[int]) -> bool:
+        for s, (group, _) in enumerate(slots):
+            if s in seen or person not in members[group]:
+                continue
+            seen.add(s)
+            if s not in taken or place(taken[s], seen):
+                taken[s] = person
+                return True
+        return False
+
+    for person in people:
+        place(person, set())
+    short = {slots[s][0] for s in range(len(slots)) if s not in taken}
+    return [g.name for i, g in enumerate(groups) if i in short]
+
+
+def _fold(name: str) -> str:
+    return name.strip().casefold()
+
+
+@dataclass(frozen=True)
 class Vote:
     """One person's approve of a request (four-eyes); `counted` is False for the requester's
     own approve, recorded but not counted toward the approval's `required`."""
@@ -57,9 +101,14 @@ class Vote:
     by: str
     at: datetime
     counted: bool = True
+    # Who typed it when the channel cannot prove the person (the CLI: `cli:USER@HOST`).
+    via: str | None = None
+    # Confirmed with the person's passkey (a WebAuthn assertion over this request).
+    signed: bool = False
 
     def to_json(self) -> JSON:
-        return {"by": self.by, "at": iso(self.at), "counted": self.counted}
+        return {"by": self.by, "at": iso(self.at), "counted": self.counted, "via": self.via,
+                "signed": self.signed}
 
 
 @dataclass(frozen=True)
@@ -82,6 +131,10 @@ class Approval:
     # When the capability's reminder and escalation went out (None: not yet).
     escalated_at: datetime | None = None
     reminded_at: datetime | None = None
+    # Who typed the decision when the channel cannot prove the person (the CLI).
+    decided_via: str | None = None
+    # The capability's approver groups when the task parked (issue 39).
+    groups: tuple[ApproverGroup, ...] = ()
 
     @property
     def is_open(self) -> bool:
@@ -92,9 +145,14 @@ class Approval:
         """How many distinct people's approves count toward `required` so far."""
         return sum(1 for v in self.approvals if v.counted)
 
+    def missing_groups(self) -> list[str]:
+        """The approver groups whose minimum the counted approves do not meet yet."""
+        return groups_missing(self.groups, [v.by for v in self.approvals if v.counted])
+
     def progress(self) -> str | None:
         """Four-eyes progress of an open approval that has approves, e.g. "Approved by alice
-        (1 of 2): waiting for a second person"; None when there is nothing to show."""
+        (1 of 2): waiting for a second person", or with groups "...: waiting for finance";
+        None when there is nothing to show."""
         if not self.is_open or not self.approvals:
             return None
         counted = [v.by for v in self.approvals if v.counted]
@@ -103,6 +161,8 @@ class Approval:
         text = f"Approved by {names} ({len(counted)} of {self.required})"
         if own:
             text += f"; {', '.join(own)} asked for it, so their approve does not count"
+        if missing := self.missing_groups():
+            return f"{text}: waiting for {' and '.join(missing)}"
         return f"{text}: waiting for {_waiting_for(len(counted), self.required)}"
 
     def to_json(self) -> JSON:
@@ -122,6 +182,8 @@ class Approval:
             "approvals": [v.to_json() for v in self.approvals],
             "reminded_at": iso(self.reminded_at),
             "escalated_at": iso(self.escalated_at),
+            "decided_via": self.decided_via,
+            "groups": [g.to_json() for g in self.groups],
         }
 
 
@@ -151,6 +213,9 @@ class Task:
     approval: Approval | None = None
     # Set on a task just returned by a claim: the status it was claimed from.
     claimed_from: Status | None = None
+    # Who asked for it, recorded by the core at enqueue (a person, `producer:NAME`, `cli`):
+    # their own approve never counts.
+    requested_by: str | None = None
 
     @property
     def decision(self) -> Decision | None:
@@ -179,6 +244,7 @@ class Task:
             "first_claimed_at": iso(self.first_claimed_at),
             "finished_at": iso(self.finished_at),
             "approval": self.approval.to_json() if self.approval else None,
+            "requested_by": self.requested_by,
         }
 
 
@@ -224,10 +290,17 @@ class Capability:
     remind_after_seconds: int | None = None
     escalate_after_seconds: int | None = None
     escalate_to: tuple[str, ...] = ()
+    # Approver groups: each group's minimum of distinct people must approve (issue 39).
+    approval_groups: tuple[ApproverGroup, ...] = ()
+    # An approve counts only when confirmed with the person's passkey (issue 39).
+    signed_approvals: bool = False
 
     def may_decide(self, person: str) -> bool:
         """Whether `person` may decide this capability's approvals."""
-        return self.approvers is None or person in self.approvers
+        if self.approvers is None:
+            return True
+        key = person.strip().casefold()
+        return any(key == a.strip().casefold() for a in self.approvers)
 
     def to_json(self) -> JSON:
         return {
@@ -245,6 +318,9 @@ class Capability:
             "remind_after_seconds": self.remind_after_seconds,
             "escalate_after_seconds": self.escalate_after_seconds,
             "escalate_to": list(self.escalate_to),
+            "approval_groups": {g.name: {"people": list(g.people), "min": g.min}
+                                for g in self.approval_groups} or None,
+            "signed_approvals": self.signed_approvals,
         }
 
 
@@ -381,3 +457,8 @@ class GateView:
     action: GatedAction | None
     required: int = 1
     approvers: tuple[str, ...] = ()
+    groups: tuple[ApproverGroup, ...] = ()
+    # Signed approvals: the capability asks for them, and who among the counted approvers
+    # has a passkey signature that verifies over this request (read right before acting).
+    signed_required: bool = False
+    signed_by: tuple[str, ...] = ()

@@ -6,10 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from taskqueue.errors import ApprovalNotFound, BadInput, NotFound, TaskNotFound
 from taskqueue.store import rows
 from taskqueue.store.base import QueueBase
 from taskqueue.store.checks import check_capability, check_setting, check_status
+from taskqueue.store.groups import check_groups
 from taskqueue.store.models import Approval, Attachment, Capability, Task, TaskDetail
 from taskqueue.store.queries import query
 from taskqueue.store.states import Status
@@ -124,6 +127,8 @@ class ReadsMixin(QueueBase):
             row = await self._one(conn, "capability_get", {"capability": capability})
             current = rows.capability_from_row(row) if row else Capability(capability)
             merged = current.to_json() | changes
+            groups = check_groups(merged["approval_groups"])
+            merged["approval_groups"] = Jsonb([g.to_json() for g in groups]) if groups else None
             saved = await self._one(conn, "capability_put", merged)
         assert saved is not None
         return rows.capability_from_row(saved)

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from taskqueue.errors import AttachmentTooLarge, BadInput
+from taskqueue.store.groups import groups_from_json
 from taskqueue.store.models import (
     Approval,
     Attachment,
@@ -55,6 +56,7 @@ def task_from_row(row: Row, approval: Approval | None = None) -> Task:
         finished_at=row["finished_at"],
         approval=approval,
         claimed_from=Status(row["old_status"]) if row.get("old_status") else None,
+        requested_by=row.get("enqueued_by"),
     )
 
 
@@ -90,9 +92,12 @@ def approval_from_row(row: Row, attachments: Iterable[Attachment] = (),
         note=row["note"],
         attachments=tuple(attachments),
         required=row.get("required") or 1,
-        approvals=tuple(Vote(v["person"], v["decided_at"], v["counts"]) for v in votes),
+        approvals=tuple(Vote(v["person"], v["decided_at"], v["counts"], v.get("via"),
+                             bool(v.get("signed") or v.get("credential_id"))) for v in votes),
         escalated_at=row.get("escalated_at"),
         reminded_at=row.get("reminded_at"),
+        decided_via=row.get("decided_via"),
+        groups=groups_from_json(row.get("groups")),
     )
 
 
@@ -135,6 +140,8 @@ def capability_from_row(row: Row) -> Capability:
         remind_after_seconds=row.get("remind_after_seconds"),
         escalate_after_seconds=row.get("escalate_after_seconds"),
         escalate_to=tuple(row.get("escalate_to") or ()),
+        approval_groups=groups_from_json(row.get("approval_groups")),
+        signed_approvals=bool(row.get("signed_approvals")),
     )
 
 

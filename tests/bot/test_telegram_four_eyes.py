@@ -5,6 +5,7 @@ and someone outside the capability's `approvers` refused like a stranger."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -149,3 +150,44 @@ async def test_a_reminder_goes_to_the_chat_and_an_escalation_also_to_the_person(
                 if int(c.params["chat_id"]) == CAROL["id"]]
     assert "Escalated: task" in direct
     assert await Reminders(queue).run_once() == RemindReport()
+
+
+async def test_a_signed_capability_refuses_a_telegram_approve_with_a_web_button(
+        queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
+    """Telegram cannot sign (issue 39): nothing is recorded, and a button opens the request
+    in the web inbox, at the address the inbox registered."""
+    await queue.capability_set("vm", signed_approvals=True)
+    await queue.signing_link_set("web", "http://localhost:8080/#approval-{approval_id}")
+    approval_id, msg = await _parked(queue, fake, 1)
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: any("passkey" in c.params.get("text", "")
+                                    for c in fake.calls_to("sendMessage")))
+    [reply] = [c for c in fake.calls_to("sendMessage") if "passkey" in c.params["text"]]
+    markup = reply.params["reply_markup"]
+    markup = json.loads(markup) if isinstance(markup, str) else markup
+    [[web_button]] = markup["inline_keyboard"]
+    assert web_button["url"] == f"http://localhost:8080/#approval-{approval_id}"
+    assert "nothing was recorded" in reply.params["text"]
+    approval = await queue.approval_get(approval_id)
+    assert approval.is_open and approval.approvals == ()
+    assert fake.calls_to("editMessageText") == [], "the request keeps its buttons"
+    # An unsigned capability still takes the tap.
+    await queue.capability_set("vm", signed_approvals=False)
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: len(fake.calls_to("editMessageText")) > 0)
+    assert (await queue.approval_get(approval_id)).decision is Decision.APPROVED
+
+
+async def test_with_people_configured_a_tap_by_no_person_is_refused(
+        queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
+    """Mallory may be in the chat, but is none of the configured people: refused, nothing
+    recorded; a configured person's tap still decides."""
+    approval_id, msg = await _parked(queue, fake, 1)
+    await fake.tap(msg, MALLORY, button(msg, 0))
+    await fake.wait_for(lambda: any("not one of the configured people" in c.params.get(
+        "text", "") for c in fake.calls_to("answerCallbackQuery")))
+    approval = await queue.approval_get(approval_id)
+    assert approval.is_open and approval.approvals == ()
+    await fake.tap(msg, ALICE, button(msg, 0))
+    await fake.wait_for(lambda: len(fake.calls_to("editMessageText")) > 0)
+    assert (await queue.approval_get(approval_id)).decided_by == "alice"

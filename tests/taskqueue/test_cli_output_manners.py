@@ -120,6 +120,7 @@ RUNS: dict[tuple[str, ...], Callable[[Cli, Path], list[str]]] = {
     ("embedded", "stop"): lambda c, f: ["embedded", "stop"],
     ("embedded", "status"): lambda c, f: ["embedded", "status"],
     ("init",): lambda c, f: ["init", str(f.parent / "project")],
+    ("audit", "verify"): lambda c, f: ["audit", "verify"],
 }
 
 

@@ -16,7 +16,8 @@ from taskqueue.config.model import CAP_SETTINGS, CapSetting
 VALUES = {"max_running": (3, 3), "max_parked": (4, 4), "daily_new": (5, 5),
           "timezone": ('"Asia/Tokyo"', "Asia/Tokyo"), "lease_seconds": (77, 77),
           "approval_ttl_hours": (2, 7200), "max_attempts": (9, 9),
-          "retry_base_seconds": (11, 11), "required_approvals": (2, 2)}
+          "retry_base_seconds": (11, 11), "required_approvals": (2, 2),
+          "signed_approvals": ("true", True)}
 
 
 def _caps_set_options() -> set[str]:

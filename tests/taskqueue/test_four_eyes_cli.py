@@ -42,11 +42,11 @@ def test_two_approves_through_the_cli(dsn: str) -> None:
 async def test_config_keys_reach_the_capability(queue: TaskQueue, tmp_path: Path) -> None:
     path = tmp_path / "signoff.toml"
     path.write_text('[capabilities.vm]\nmode = "external"\nrequired_approvals = 2\n'
-                    'approvers = ["alice", "bob"]\nremind_after = 4\nescalate_after = 24\n'
-                    'escalate_to = ["carol"]\n')
+                    'approvers = ["alice", "bob", "carol"]\nremind_after = 4\n'
+                    'escalate_after = 24\nescalate_to = ["carol"]\n')
     [cap] = await apply_capabilities(queue, load_config(path, imports=False))
     assert (cap.required_approvals, cap.approvers, cap.escalate_to) == (
-        2, ("alice", "bob"), ("carol",))
+        2, ("alice", "bob", "carol"), ("carol",))
     assert (cap.remind_after_seconds, cap.escalate_after_seconds) == (4 * 3600, 24 * 3600)
     path.write_text('[capabilities.vm]\nmode = "external"\nrequired_approvals = 0\n')
     with pytest.raises(ConfigError, match="required_approvals"):

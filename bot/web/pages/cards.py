@@ -31,6 +31,8 @@ class Card:
     approval: Approval
     task: Task
     evidence: tuple[Evidence, ...]
+    # The capability counts only passkey-signed approves: Approve asks the passkey first.
+    signed: bool = False
 
     @property
     def template(self) -> str:
@@ -51,6 +53,7 @@ class Card:
         doc["capability"] = self.task.capability
         doc["task_status"] = self.task.status.value
         doc["progress"] = self.approval.progress()
+        doc["signed_approvals"] = self.signed
         for shown, item in zip(self.evidence, doc["attachments"], strict=True):
             item["shown_as"] = shown.kind
             item["url"] = f"/attachments/{shown.item.id}"
@@ -83,4 +86,5 @@ async def evidence(app: WebApp, meta: Attachment) -> Evidence:
 async def card(app: WebApp, approval: Approval, task: Task | None = None) -> Card:
     task = task or await app.queue.task_get(approval.task_id)
     shown = tuple([await evidence(app, a) for a in approval.attachments])
-    return Card(approval, task, shown)
+    signed = (await app.queue.capability_get(task.capability)).signed_approvals
+    return Card(approval, task, shown, signed)

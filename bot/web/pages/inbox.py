@@ -3,6 +3,7 @@ Skip; and the decision itself (a POST), recorded as the signed-in person."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 from aiohttp import web
@@ -10,16 +11,21 @@ from aiohttp import web
 from bot.web.app import web_app
 from bot.web.pages.base import EXT, context, int_arg
 from bot.web.pages.cards import card
+from bot.web.passkeys import origin
 from bot.web.render import as_json, fragment, html, person, wants_json
+from bot.web.sessions import SESSION, Session
 from taskqueue import (
     AlreadyApproved,
     AlreadyDecided,
     Approval,
     ApprovalExpired,
+    Assertion,
     Conflict,
     Decision,
     NotAnApprover,
     NotFound,
+    SignatureInvalid,
+    SignatureRequired,
 )
 
 log = logging.getLogger("signoff.web.inbox")
@@ -31,6 +37,7 @@ CHOICES = {"approve": Decision.APPROVED, "revise": Decision.REVISED, "skip": Dec
 
 async def inbox(request: web.Request) -> web.Response:
     app = web_app(request)
+    await app.register_signing_link(request)
     open_ = await app.queue.approval_list_open()
     cards = [await card(app, a) for a in open_[:MAX_SHOWN]]
     if wants_json(request):
@@ -80,9 +87,20 @@ async def decide(request: web.Request) -> web.Response:
         return _answer(request, approval_id, 400, "choose approve, revise or skip")
     if choice is Decision.REVISED and not note:
         return _answer(request, approval_id, 400, "a revise needs a note saying what to change")
+    if app.settings.people and app.settings.people.get(_account(request)) is None:
+        # People are configured: every decision resolves to one of them or is refused.
+        return _answer(request, approval_id, 403, "your account is not one of the configured "
+                       "people ([people.NAME] web_account); nothing was recorded")
     try:
+        assertion = _assertion(request, form.get("assertion"))
         decided = await app.queue.approval_decide(approval_id, choice, app.decider(request),
-                                                  note)
+                                                  note, assertion=assertion)
+    except SignatureRequired:
+        return _answer(request, approval_id, 403, "this capability counts only approves "
+                       "signed with your passkey: approve here with a passkey (add one on "
+                       "your Account page); nothing was recorded")
+    except SignatureInvalid as exc:
+        return _answer(request, approval_id, 403, f"{exc}")
     except NotAnApprover:
         return _answer(request, approval_id, 403, "you are not on the list of people who "
                        "may decide this")
@@ -105,6 +123,23 @@ async def decide(request: web.Request) -> web.Response:
     if request.headers.get("Accept", "").startswith("application/json"):
         return as_json({"ok": True, **outcome(decided)})
     raise web.HTTPSeeOther(f"/#approval-{approval_id}")
+
+
+def _account(request: web.Request) -> str:
+    session: Session | None = request.get(SESSION)
+    return session.account if session else ""
+
+
+def _assertion(request: web.Request, raw: object) -> Assertion | None:
+    """The passkey assertion a signed approve carries (JSON from the page's script), made
+    at this inbox's own origin; None when the form has none."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        credential = json.loads(raw)
+    except ValueError:
+        raise SignatureInvalid("the passkey assertion is not JSON: nothing recorded") from None
+    return Assertion.from_browser(credential, origin(web_app(request), request))
 
 
 def _answer(request: web.Request, approval_id: int, status: int, error: str) -> web.Response:

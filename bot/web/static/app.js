@@ -108,6 +108,45 @@
     }
   }
 
+  // Passkeys: the server's WebAuthn options (JSON) in, the browser's credential (JSON) out.
+  async function postJson(url, data) {
+    const res = await fetch(url, {
+      method: "POST", body: data || new FormData(), credentials: "same-origin",
+      headers: { Accept: "application/json", "X-CSRF-Token": csrf() } });
+    const answer = await res.json();
+    if (!res.ok || answer.ok === false) throw new Error(answer.error || ("HTTP " + res.status));
+    return answer;
+  }
+
+  async function signApprove(card) {
+    const options = await postJson("/approvals/" + card.dataset.approval + "/sign-options");
+    const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(options);
+    const credential = await navigator.credentials.get({ publicKey });
+    return JSON.stringify(credential.toJSON());
+  }
+
+  async function addPasskey(form) {
+    const error = form.querySelector(".error");
+    error.hidden = true;
+    const button = form.querySelector("button");
+    button.disabled = true;
+    try {
+      const options = await postJson("/account/passkeys/options");
+      const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(options);
+      const credential = await navigator.credentials.create({ publicKey });
+      const data = new FormData();
+      data.set("credential", JSON.stringify(credential.toJSON()));
+      data.set("label", form.querySelector("input[name=label]").value);
+      await postJson("/account/passkeys", data);
+      window.location.assign("/account");
+    } catch (err) {
+      error.textContent = "No passkey added: " + err.message;
+      error.hidden = false;
+    } finally {
+      button.disabled = false;
+    }
+  }
+
   async function decide(form, submitter) {
     const card = form.closest("article.card");
     const error = form.querySelector(".error");
@@ -116,6 +155,9 @@
     error.hidden = true;
     for (const b of form.querySelectorAll("button")) b.disabled = true;
     try {
+      if (form.dataset.signed && submitter.value === "approve") {
+        data.set("assertion", await signApprove(card));
+      }
       const res = await fetch(form.action, {
         method: "POST", body: data, credentials: "same-origin",
         headers: { Accept: "application/json", "X-CSRF-Token": csrf() } });
@@ -154,6 +196,11 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
+    const adding = document.getElementById("add-passkey");
+    if (adding) {
+      adding.addEventListener("submit", (ev) => { ev.preventDefault(); addPasskey(adding); });
+      document.body.dataset.live = "ready";
+    }
     if (document.body.dataset.page === "inbox" && document.getElementById("cards")) {
       liveInbox();
       document.body.dataset.live = "ready";

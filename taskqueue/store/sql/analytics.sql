@@ -59,7 +59,7 @@ answers AS (
       AND (s.decision IN ('revised', 'skipped')
            OR (s.decision = 'approved' AND NOT EXISTS (
                    SELECT 1 FROM approval_votes v
-                   WHERE v.approval_id = s.id AND v.person = s.decided_by)))
+                   WHERE v.approval_id = s.id AND v.person_key = lower(btrim(s.decided_by)))))
 ),
 counted AS (
     SELECT CASE GROUPING(capability) WHEN 0 THEN 'capability' ELSE 'total' END AS scope,
@@ -78,7 +78,8 @@ counted AS (
     -- The () set makes the total row, one also when nothing happened.
     GROUP BY GROUPING SETS ((capability), ())
     UNION ALL
-    SELECT 'person', NULL, person, NULL,
+    -- One person whatever the case they were written in (issue 39): the first spelling shows.
+    SELECT 'person', NULL, min(person), NULL,
            count(*) FILTER (WHERE kind = 'approved'),
            count(*) FILTER (WHERE kind = 'revised'),
            count(*) FILTER (WHERE kind = 'skipped'),
@@ -86,7 +87,7 @@ counted AS (
            percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds),
            percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds),
            max(seconds)
-    FROM answers GROUP BY person
+    FROM answers GROUP BY lower(btrim(person))
 )
 SELECT scope, capability, person, requests, approved, revised, skipped, expired,
        reminded, escalated,

@@ -11,11 +11,13 @@ SELECT * FROM capabilities ORDER BY capability;
 -- name: capability_put
 INSERT INTO capabilities AS c (capability, max_running, max_parked, daily_new, day_timezone,
         lease_seconds, approval_ttl_seconds, max_attempts, retry_base_seconds, required_approvals,
-        approvers, remind_after_seconds, escalate_after_seconds, escalate_to)
+        approvers, remind_after_seconds, escalate_after_seconds, escalate_to, approval_groups,
+        signed_approvals)
 VALUES (%(capability)s, %(max_running)s, %(max_parked)s, %(daily_new)s, %(day_timezone)s,
         %(lease_seconds)s, %(approval_ttl_seconds)s, %(max_attempts)s, %(retry_base_seconds)s,
         %(required_approvals)s, %(approvers)s::text[], %(remind_after_seconds)s,
-        %(escalate_after_seconds)s, %(escalate_to)s::text[])
+        %(escalate_after_seconds)s, %(escalate_to)s::text[], %(approval_groups)s,
+        %(signed_approvals)s)
 ON CONFLICT (capability) DO UPDATE SET
     max_running = EXCLUDED.max_running,
     max_parked = EXCLUDED.max_parked,
@@ -30,6 +32,8 @@ ON CONFLICT (capability) DO UPDATE SET
     remind_after_seconds = EXCLUDED.remind_after_seconds,
     escalate_after_seconds = EXCLUDED.escalate_after_seconds,
     escalate_to = EXCLUDED.escalate_to,
+    approval_groups = EXCLUDED.approval_groups,
+    signed_approvals = EXCLUDED.signed_approvals,
     updated_at = now()
 RETURNING *;
 

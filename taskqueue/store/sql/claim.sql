@@ -26,7 +26,8 @@ SELECT (c.claimed_task).*, c.claimed_from AS old_status,
        c.latest_files AS ap_files,
        -- The primary key's index (approval_id, person) finds them; none without an approval.
        (SELECT jsonb_agg(jsonb_build_object('person', v.person, 'decided_at', v.decided_at,
-                                            'counts', v.counts)
+                                            'counts', v.counts, 'via', v.via,
+                                            'signed', v.credential_id IS NOT NULL)
                          ORDER BY v.decided_at, v.person)
         FROM approval_votes v
         WHERE v.approval_id = (c.latest_approval).id) AS ap_votes

@@ -32,14 +32,17 @@ WHERE t.id = coalesce(%(task_id)s::bigint,
 -- approval's lock, so approves of one request are still counted one at a time): written
 -- only while the approval is open and unexpired, as counted until the caller has read the
 -- request (approval_vote_uncount). A check that refuses the decision rolls it back. No
--- row: that person already approved it, or the approval is decided or expired.
-INSERT INTO approval_votes (approval_id, person, counts)
-SELECT a.id, %(by)s, true FROM approvals a
+-- row: that person (compared case-folded: by_key, migration 0013) already approved it, or
+-- the approval is decided or expired.
+INSERT INTO approval_votes (approval_id, person, person_key, counts, via, credential_id,
+                            authenticator_data, client_data, signature, origin)
+SELECT a.id, %(by)s, %(by_key)s, true, %(via)s, %(credential_id)s, %(authenticator_data)s,
+       %(client_data)s, %(signature)s, %(origin)s FROM approvals a
 WHERE a.id = coalesce(%(approval_id)s::bigint,
                       (SELECT l.id FROM approvals l WHERE l.task_id = %(task_id)s::bigint
                        ORDER BY l.id DESC LIMIT 1))
   AND a.decision IS NULL AND a.expires_at > now()
-ON CONFLICT (approval_id, person) DO NOTHING
+ON CONFLICT (approval_id, person_key) DO NOTHING
 RETURNING *;
 
 -- name: decision_votes
@@ -53,12 +56,12 @@ ORDER BY v.decided_at, v.person;
 -- name: approval_vote_uncount
 -- The requester's own approve: recorded, not counted.
 UPDATE approval_votes SET counts = false
-WHERE approval_id = %(approval_id)s AND person = %(by)s
+WHERE approval_id = %(approval_id)s AND person_key = %(by_key)s
 RETURNING person;
 
 -- name: approval_decide
 UPDATE approvals SET decision = %(decision)s, decided_by = %(by)s, decided_at = now(),
-    note = %(note)s
+    note = %(note)s, decided_via = %(via)s
 WHERE id = %(id)s AND decision IS NULL
 RETURNING *;
 
@@ -71,7 +74,11 @@ ORDER BY approval_id, decided_at, person;
 INSERT INTO notifications (kind, task_id, approval_id, body)
 VALUES ('approval_progress', %(task_id)s, %(approval_id)s,
         jsonb_build_object('approved', %(approved)s::int, 'required', %(required)s::int,
-                           'by', %(by)s::text))
+                           'by', %(by)s::text)
+        -- Approver groups still short (issue 39): "waiting for finance".
+        || CASE WHEN cardinality(%(waiting_for)s::text[]) > 0
+                THEN jsonb_build_object('waiting_for', to_jsonb(%(waiting_for)s::text[]))
+                ELSE '{}'::jsonb END)
 RETURNING id;
 
 -- name: approval_votes_discard
@@ -93,6 +100,10 @@ WITH t AS (
            jsonb_build_object('from', 'needs_approval', 'to', status,
                               'decision', %(decision)s::text, 'approval_id', %(approval_id)s::bigint,
                               'note', %(note)s::text)
+           || CASE WHEN %(via)s::text IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('via', %(via)s::text) END
+           || CASE WHEN %(withdrawn)s::boolean THEN '{"withdrawn": true}'::jsonb
+                   ELSE '{}'::jsonb END
     FROM t
 )
 SELECT * FROM t;

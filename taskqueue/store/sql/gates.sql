@@ -8,7 +8,9 @@
 -- The task as it is now, its latest approval, and that approval's action (g_*) if any:
 -- one snapshot, read right before acting.
 SELECT t.id AS task_id, t.status, t.worker, t.claim_token,
-       a.id AS approval_id, a.decision, a.decided_by, a.request, a.required,
+       a.id AS approval_id, a.decision, a.decided_by, a.request, a.required, a.groups,
+       COALESCE((SELECT c.signed_approvals FROM capabilities c
+                 WHERE c.capability = t.capability), false) AS signed_approvals,
        ARRAY(SELECT v.person FROM approval_votes v WHERE v.approval_id = a.id AND v.counts
              ORDER BY v.person) AS approvers,
        g.kind AS g_kind, g.fingerprint AS g_fingerprint, g.idempotency_key AS g_key,

@@ -58,15 +58,18 @@ SELECT * FROM t;
 
 -- name: approval_insert
 WITH a AS (
-    INSERT INTO approvals (task_id, question, request, expires_at, required)
+    INSERT INTO approvals (task_id, question, request, expires_at, required, groups)
     SELECT %(task_id)s, %(question)s, %(request)s,
            now() + make_interval(secs => COALESCE(
                %(expires_in)s,
                (SELECT approval_ttl_seconds FROM capabilities WHERE capability = %(capability)s),
                172800)),
-           COALESCE(%(required)s::integer,
-               (SELECT required_approvals FROM capabilities WHERE capability = %(capability)s),
-               1)
+           -- The capability's required_approvals is a floor: a park may raise it, never
+           -- lower it (issue 39).
+           GREATEST(COALESCE(%(required)s::integer, 1),
+                    COALESCE((SELECT required_approvals FROM capabilities
+                              WHERE capability = %(capability)s), 1)),
+           (SELECT approval_groups FROM capabilities WHERE capability = %(capability)s)
     RETURNING *
 ), ev AS (
     INSERT INTO task_events (task_id, kind, actor, detail)

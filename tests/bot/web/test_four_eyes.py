@@ -101,3 +101,15 @@ def test_a_reminded_then_escalated_approval_says_so(server: Server, page: Page) 
     expect(card.locator(".escalated")).to_contain_text("Escalated")
     expect(card.locator(".reminded")).to_have_count(0)
     assert page.request.get(f"/approvals/{approval_id}.json").json()["escalated_at"]
+
+
+def test_with_people_configured_an_account_of_no_person_is_refused(
+        server: Server, page: Page) -> None:
+    server.webapp.settings = WebSettings(people={"alice": "alice"})
+    approval_id = server.run(_parked(server.queue, 1))
+    sign_in(page, "bob")
+    live(page)
+    card = page.locator(f"#approval-{approval_id}")
+    card.locator("button[value=approve]").click()
+    expect(card.locator(".error")).to_contain_text("not one of the configured people")
+    assert server.run(server.queue.approval_get(approval_id)).approvals == ()
