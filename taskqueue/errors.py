@@ -37,8 +37,17 @@ class DatabaseUnavailable(SignoffError):
     """The database cannot be reached."""
 
 
+class ServerTooOld(DatabaseUnavailable):
+    """The PostgreSQL server is older than the oldest version Signoff supports."""
+
+
 class MigrationError(SignoffError):
     """The migrations cannot be applied."""
+
+
+class SchemaTooNew(SignoffError):
+    """This database was migrated by a newer Signoff: upgrade this signoff. Reads still work;
+    deciding, claiming and parking are refused, nothing is written."""
 
 
 class NothingToClaim(SignoffError):

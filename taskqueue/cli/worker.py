@@ -112,6 +112,7 @@ async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int
     from taskqueue.runtime.worker import WorkerPool
 
     async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
+        q.schema_check_writable()  # before the caps are written
         # The caps this file sets for these capabilities hold here as in the service.
         await apply_capabilities(q, config, only=args.capability)
         runs = [await _capability_run(q, config, args, cap) for cap in args.capability]

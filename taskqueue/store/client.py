@@ -100,7 +100,9 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         )
         await pool.open(wait=True, timeout=30)
         try:
-            yield cls(pool, **kwargs)
+            queue = cls(pool, **kwargs)
+            await queue._check_schema()
+            yield queue
         finally:
             await pool.close()
 
@@ -190,6 +192,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         worker's answer slot runs while its other slots are busy."""
         check_capability(capability)
         check_name(worker, "the worker name", required=True)
+        self.schema_check_writable()
         if lease is not None and lease <= 0:
             raise BadInput("the lease must be a positive number of seconds")
         if n < 1:
@@ -258,6 +261,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         """Stop a running task at a question for a person; returns the new approval.
         `required_approvals` (default: the capability's, else 1) distinct people must approve."""
         check_text(question, "the question", MAX_QUESTION_CHARS, required=True)
+        self.schema_check_writable()
         if required_approvals is not None:
             check_setting("required_approvals", required_approvals)
         if expires_in is not None and expires_in <= 0:
@@ -311,6 +315,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
                               note: str | None = None) -> Approval:
         """Record a person's decision on an open approval, once."""
         choice = check_decision(decision, by, note)
+        self.schema_check_writable()
         async with self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock", {"id": approval_id})
             sent = await self._send_decision_reads(tx.conn, choice, by, approval_id=approval_id)
@@ -325,6 +330,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
                                        note: str | None = None) -> Approval:
         """Decide the latest approval of a task (what the CLI's approve/revise/skip do)."""
         choice = check_decision(decision, by, note)
+        self.schema_check_writable()
         async with self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock_latest_for_task",
                                      {"task_id": task_id})

@@ -1,5 +1,5 @@
-"""Where the database is (DATABASE_URL or the embedded server), whether it answers, and the
-pool's check of a connection before lending it."""
+"""Where the database is (DATABASE_URL or the embedded server), whether it answers (and is
+a PostgreSQL Signoff supports), and the pool's check of a connection before lending it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ConnStatus, TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from taskqueue.errors import DatabaseUnavailable, one_line
+from taskqueue.errors import DatabaseUnavailable, ServerTooOld, one_line
 from taskqueue.redact import secret_register_dsn
+
+# The oldest PostgreSQL Signoff runs on (docs/deployment.md, "Supported PostgreSQL").
+MIN_SERVER_VERSION = 150000
 
 
 def resolve_dsn() -> str:
@@ -52,7 +55,24 @@ async def check_reachable(dsn: str, timeout: int = 5) -> None:
             f"cannot connect to the database at {describe(dsn)}: {reason}") from None
     except psycopg.ProgrammingError as exc:
         raise DatabaseUnavailable(f"DATABASE_URL is not a valid connection string: {exc}") from None
+    number = conn.info.server_version
     await conn.close()
+    check_server_version(number, describe(dsn))
+
+
+def version_text(number: int) -> str:
+    """A server_version_num as people write it: 150004 -> 15.4 (90624 -> 9.6)."""
+    if number < 100000:
+        return f"{number // 10000}.{number // 100 % 100}"
+    return f"{number // 10000}.{number % 10000}"
+
+
+def check_server_version(number: int, where: str) -> None:
+    """ServerTooOld, in one line naming both versions, below MIN_SERVER_VERSION."""
+    if number < MIN_SERVER_VERSION:
+        raise ServerTooOld(
+            f"the PostgreSQL server at {where} is version {version_text(number)}; Signoff "
+            f"needs PostgreSQL {version_text(MIN_SERVER_VERSION)} or newer")
 
 
 async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
