@@ -188,18 +188,20 @@ class TelegramChannel:
         dsn = self.queue.pool.conninfo
         assert isinstance(dsn, str)
         # The process's shared LISTEN connection (the service's worker pools use it too).
-        listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.wake)
+        hub = ListenerHub.shared(dsn)
+        poll = hub.poll_for(self.poll)  # shorter when no NOTIFY can wake it
+        listening = hub.subscribe([NOTIFICATIONS_CHANNEL], self.wake)
         try:
             # The first pass reads the outbox once LISTEN holds (or a poll later, when the
             # database is away): a row added before that would otherwise wait a whole poll.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(listening.connected.wait(), self.poll)
+                await asyncio.wait_for(listening.connected.wait(), poll)
             while True:
-                wait = self.poll
+                wait = poll
                 try:
                     await self.run_once()
                     due = await self.queue.notification_next_due(CHANNEL)
-                    wait = self.poll if due is None else min(self.poll, max(0.05, due))
+                    wait = poll if due is None else min(poll, max(0.05, due))
                 except Exception:
                     log.exception("delivery run failed; trying again in %.0fs", self.poll)
                 with contextlib.suppress(TimeoutError):

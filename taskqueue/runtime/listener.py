@@ -21,6 +21,7 @@ from psycopg import sql
 
 from taskqueue.errors import TRANSIENT, one_line
 from taskqueue.runtime.backoff import Backoff
+from taskqueue.store.pooler import session_dsn
 
 log = logging.getLogger("signoff.listener")
 
@@ -30,6 +31,8 @@ RECONNECT_MIN = 0.2
 RECONNECT_MAX = 10.0
 # An idle connection is checked this often, so a silently dead one is noticed (seconds).
 CHECK_EVERY = 30.0
+# The longest a part polls when no LISTEN can hold (a transaction pooler, no direct URL).
+UNHEARD_POLL = 2.0
 # How the connection shows in pg_stat_activity.
 APPLICATION_NAME = "signoff-listener"
 
@@ -98,6 +101,16 @@ class ListenerHub:
             hub._key, hub._loop = key, loop
         return hub
 
+    @property
+    def hears(self) -> bool:
+        """False through a transaction pooler without a direct URL: no LISTEN at all."""
+        return session_dsn(self.dsn) is not None
+
+    def poll_for(self, seconds: float) -> float:
+        """A part's wait between polls: its own `seconds` while NOTIFY wakes it, at most
+        UNHEARD_POLL when nothing can (so a message waits seconds, not a whole poll)."""
+        return seconds if self.hears else min(seconds, UNHEARD_POLL)
+
     def subscribe(self, channels: Sequence[str], on_notify: OnNotify) -> Subscription:
         """Hear `channels` from now on (LISTEN on the live connection, or connect)."""
         sub = Subscription(channels, on_notify)
@@ -157,8 +170,14 @@ class ListenerHub:
                 await asyncio.sleep(delay)
 
     async def _listen(self) -> None:
+        target = session_dsn(self.dsn)
+        if target is None:
+            # A transaction pooler and no direct URL: LISTEN cannot hold, so nobody hears
+            # anything here and every part polls (said once at connect, store/pooler.py).
+            await asyncio.Event().wait()
+            return
         conn = await psycopg.AsyncConnection.connect(
-            self.dsn, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME)
+            target, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME)
         self._listening = set()
         try:
             while True:

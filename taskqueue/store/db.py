@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import DatabaseUnavailable, ServerTooOld, one_line
 from taskqueue.redact import secret_register_dsn
+from taskqueue.store import pooler
 
 # The oldest PostgreSQL Signoff runs on (docs/deployment.md, "Supported PostgreSQL").
 MIN_SERVER_VERSION = 150000
@@ -55,9 +56,12 @@ async def check_reachable(dsn: str, timeout: int = 5) -> None:
             f"cannot connect to the database at {describe(dsn)}: {reason}") from None
     except psycopg.ProgrammingError as exc:
         raise DatabaseUnavailable(f"DATABASE_URL is not a valid connection string: {exc}") from None
-    number = conn.info.server_version
-    await conn.close()
-    check_server_version(number, describe(dsn))
+    try:
+        number = conn.info.server_version
+        check_server_version(number, describe(dsn))
+        await pooler.detect(conn, dsn)
+    finally:
+        await conn.close()
 
 
 def version_text(number: int) -> str:

@@ -193,3 +193,46 @@ async def test_a_leader_whose_lock_connection_is_cut_stops_polling(
     finally:
         await stop_all(leader, standby)
     assert "lost its database connection" in leader.output()
+
+
+@pytest.mark.parametrize("mode", ["direct", "polling"])
+async def test_two_services_through_pgbouncer_one_leader_each_message_once(
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path, started: Started,
+        mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both services reach the database through PgBouncer in transaction mode: with
+    SIGNOFF_DIRECT_URL (the leader's lock and LISTEN on the server) or without (a lease
+    row, polling). One leads, each request is sent once, a killed leader is replaced."""
+    from tests.conftest import ADMIN_DSN
+    from tests.pgbouncer import pgbouncer
+
+    monkeypatch.delenv("SIGNOFF_POOLER", raising=False)
+    if mode == "direct":
+        monkeypatch.setenv("SIGNOFF_DIRECT_URL", dsn)
+    else:
+        monkeypatch.delenv("SIGNOFF_DIRECT_URL", raising=False)
+    with pgbouncer(ADMIN_DSN) as bouncer:
+        pooled = bouncer.dsn_for(dsn)
+        a = started.start("a", pooled, fake, tmp_path)
+        b = started.start("b", pooled, fake, tmp_path)
+        try:
+            leader = await _roles_settled(a, b)
+            standby = b if leader is a else a
+            ids = [(await queue.task_enqueue("asks", {"n": i})).id for i in range(6)]
+            for task_id in ids:
+                await wait_status(queue, task_id, "needs_approval")
+            await fake.wait_for(lambda: len(_approval_messages(fake)) >= len(ids))
+            assert fake.pollers() == [leader.name]
+            killed = time.monotonic()
+            leader.kill()
+            await leader.exit_code()
+            took = await _first_poll_after(fake, standby.name, killed) - killed
+        finally:
+            await stop_all(a, b)
+    print(f"takeover through PgBouncer ({mode}): {took:.2f}s")  # shown with -s
+    assert took < 10
+    assert len(_approval_messages(fake)) == len(ids)
+    assert sorted(_approval_messages(fake)) == sorted(set(_approval_messages(fake)))
+    said = "through a transaction pooler without SIGNOFF_DIRECT_URL"
+    for s in (a, b):
+        assert s.output().count(said) == (1 if mode == "polling" else 0), s.output()
+        assert "prepared statement" not in s.output()
