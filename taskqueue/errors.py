@@ -3,6 +3,7 @@ and the one place that turns an error into one line and that code."""
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from collections.abc import Callable
@@ -145,9 +146,26 @@ def _escape(ch: str) -> str:
 
 
 def one_line(exc: BaseException) -> str:
-    """An error's first line (psycopg's last lines are generic hints)."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    """An error's first line (psycopg's last lines are generic hints); a connection to a
+    multi-host URL that failed on every host names each host once, with its reason."""
+    text = str(exc).strip()
+    if attempts := host_failures(text):
+        return "connection failed: " + "; ".join(f"{where}: {why}" for where, why in attempts)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
+
+
+_ATTEMPT = re.compile(r"^- host: '([^']*)', port: '([^']*)'.*: ([^:]+)$")
+
+
+def host_failures(text: str) -> list[tuple[str, str]]:
+    """(host:port, reason) of each host psycopg tried, from its "Multiple connection
+    attempts failed" message; [] for any other message."""
+    if "Multiple connection attempts failed" not in text:
+        return []
+    found = [(f"{m[1]}:{m[2]}", m[3].strip()) for line in text.splitlines()
+             if (m := _ATTEMPT.match(line.strip()))]
+    return list(dict.fromkeys(found))
 
 
 def error_line(exc: BaseException) -> str:

@@ -25,7 +25,7 @@ from taskqueue.errors import (
     TaskNotFound,
 )
 from taskqueue.redact import redact
-from taskqueue.store import pooler, rows
+from taskqueue.store import pooler, reconnect, rows
 from taskqueue.store.analytics import AnalyticsMixin
 from taskqueue.store.base import (
     ANSWERS_CHANNEL,
@@ -94,6 +94,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         dsn = dsn or resolve_dsn()
         await check_reachable(dsn)
         pooler.say_once(dsn)
+        reconnect.install()
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             dsn, min_size=min_size, max_size=max_size, open=False,
             kwargs={"autocommit": True, "row_factory": dict_row, **pooler.pool_kwargs(dsn)},

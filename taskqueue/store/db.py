@@ -12,7 +12,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ConnStatus, TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from taskqueue.errors import DatabaseUnavailable, ServerTooOld, one_line
+from taskqueue.errors import DatabaseUnavailable, ServerTooOld, host_failures, one_line
 from taskqueue.redact import secret_register_dsn
 from taskqueue.store import pooler
 
@@ -37,11 +37,11 @@ def describe(dsn: str) -> str:
         info = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return "(an unparsable DATABASE_URL)"
-    host = str(info.get("host") or "localhost")
-    port = str(info.get("port") or "5432")
-    if host.startswith("/"):
-        return f"socket {host} port {port}"
-    return f"{host}:{port}"
+    hosts = str(info.get("host") or "localhost").split(",")
+    ports = str(info.get("port") or "5432").split(",")
+    ports += [ports[-1]] * (len(hosts) - len(ports))  # libpq: one port serves every host
+    return ", ".join(f"socket {h} port {p}" if h.startswith("/") else f"{h}:{p}"
+                     for h, p in zip(hosts, ports, strict=False))
 
 
 async def check_reachable(dsn: str, timeout: int = 5) -> None:
@@ -51,6 +51,12 @@ async def check_reachable(dsn: str, timeout: int = 5) -> None:
     try:
         conn = await psycopg.AsyncConnection.connect(dsn, connect_timeout=timeout)
     except psycopg.OperationalError as exc:
+        if attempts := host_failures(str(exc)):
+            # Every host tried, once each: "the primary refused" is the news, not only
+            # that the standby is read-only.
+            raise DatabaseUnavailable("cannot connect to the database at any of its hosts: "
+                                      + "; ".join(f"{where}: {why}" for where, why in attempts)
+                                      ) from None
         reason = one_line(exc).rsplit(": ", 1)[-1].strip()
         raise DatabaseUnavailable(
             f"cannot connect to the database at {describe(dsn)}: {reason}") from None
