@@ -236,3 +236,35 @@ async def test_two_services_through_pgbouncer_one_leader_each_message_once(
     for s in (a, b):
         assert s.output().count(said) == (1 if mode == "polling" else 0), s.output()
         assert "prepared statement" not in s.output()
+
+
+async def test_a_thirty_second_outage_under_two_services_sends_nothing_twice(
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path,
+        started: Started) -> None:
+    """Telegram accepts a request's message just as the database goes away for 30 s (far past
+    the outbox's 6 s claim lease); its sender records it once the database is back, and the
+    other service, which saw the same outage, does not send it again."""
+    from tests.taskqueue.worker_helpers import set_connections, terminate_backends
+
+    a = started.start("a", dsn, fake, tmp_path)
+    b = started.start("b", dsn, fake, tmp_path)
+    await _roles_settled(a, b)
+    fake.delays["sendMessage"] = 3.0  # Telegram answers after the database went away
+    task_id = (await queue.task_enqueue("asks", {})).id
+    await wait_status(queue, task_id, "needs_approval")
+    await fake.wait_for(lambda: [c for c in fake.calls if c.method == "sendMessage"])
+    set_connections(dsn, allowed=False)
+    try:
+        terminate_backends(dsn)
+        await asyncio.sleep(30)
+    finally:
+        set_connections(dsn, allowed=True)
+    [approval] = await eventually(queue.approval_list_open)
+    await sent_row(queue, approval.id)  # its sender recorded it
+    await asyncio.sleep(15)  # past two leases: room for a second send, which must not come
+    await stop_all(a, b)
+    sends = [c for c in fake.calls if c.method == "sendMessage" and c.params.get("reply_markup")]
+    assert len(sends) == 1, [c.client for c in sends]
+    notified = [e for e in await events(queue, task_id, "notified")
+                if e.detail.get("channel") == "telegram"]
+    assert len(notified) == 1
