@@ -88,6 +88,7 @@ class ListenerHub:
         self._key: tuple[int, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
+        self._away = False  # a lost connection was logged and not yet regained
 
     @classmethod
     def shared(cls, dsn: str) -> ListenerHub:
@@ -163,8 +164,12 @@ class ListenerHub:
             except Exception as exc:
                 delay = self.backoff.next()
                 if isinstance(exc, TRANSIENT):
-                    log.warning("listener lost its connection; reconnecting in %.1fs: %s",
-                                delay, one_line(exc))
+                    # One line per outage (its end says "listener reconnected"); each
+                    # further try, as a full server refusing connections sees many, at debug.
+                    level = logging.DEBUG if self._away else logging.WARNING
+                    self._away = True
+                    log.log(level, "listener lost its connection; reconnecting in %.1fs: %s",
+                            delay, one_line(exc))
                 else:  # a bug must not leave every part of the process deaf for good
                     log.exception("listener failed; reconnecting in %.1fs", delay)
                 await asyncio.sleep(delay)
@@ -208,6 +213,7 @@ class ListenerHub:
                 self._on_subscribed(sub)
 
     def _on_connected(self) -> None:
+        self._away = False
         self.connected.set()
         self.backoff.reset()
         verb = "reconnected" if self.connections else "listening"
