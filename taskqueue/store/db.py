@@ -82,7 +82,7 @@ def check_server_version(number: int, where: str) -> None:
     if number < MIN_SERVER_VERSION:
         raise ServerTooOld(
             f"the PostgreSQL server at {where} is version {version_text(number)}; Signoff "
-            f"needs PostgreSQL {version_text(MIN_SERVER_VERSION)} or newer")
+            f"needs PostgreSQL {MIN_SERVER_VERSION // 10000} or newer")
 
 
 async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
