@@ -88,7 +88,10 @@ class ListenerHub:
         self._key: tuple[int, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
-        self._away = False  # a lost connection was logged and not yet regained
+        # What this outage was said to be ("lost", "refused"), each once; and whether the
+        # connection of the current try got through.
+        self._said: set[str] = set()
+        self._live = False
 
     @classmethod
     def shared(cls, dsn: str) -> ListenerHub:
@@ -164,15 +167,24 @@ class ListenerHub:
             except Exception as exc:
                 delay = self.backoff.next()
                 if isinstance(exc, TRANSIENT):
-                    # One line per outage (its end says "listener reconnected"); each
-                    # further try, as a full server refusing connections sees many, at debug.
-                    level = logging.DEBUG if self._away else logging.WARNING
-                    self._away = True
-                    log.log(level, "listener lost its connection; reconnecting in %.1fs: %s",
-                            delay, one_line(exc))
+                    self._say_away(exc, delay)
                 else:  # a bug must not leave every part of the process deaf for good
                     log.exception("listener failed; reconnecting in %.1fs", delay)
                 await asyncio.sleep(delay)
+
+    def _say_away(self, exc: BaseException, delay: float) -> None:
+        """The loss of a live connection and the first refused reconnect, once each per
+        outage (its end says "listener reconnected"); each further try, of which a server
+        that refuses connections for a while sees many, only at debug."""
+        phase = "lost" if self._live else "refused"
+        level = logging.DEBUG if phase in self._said else logging.WARNING
+        self._said.add(phase)
+        if phase == "lost":
+            log.log(level, "listener lost its connection; reconnecting in %.1fs: %s", delay,
+                    one_line(exc))
+        else:
+            log.log(level, "listener cannot connect; trying again in %.1fs, quietly until it "
+                    "does: %s", delay, one_line(exc))
 
     async def _listen(self) -> None:
         target = session_dsn(self.dsn)
@@ -181,8 +193,10 @@ class ListenerHub:
             # anything here and every part polls (said once at connect, store/pooler.py).
             await asyncio.Event().wait()
             return
+        self._live = False
         conn = await psycopg.AsyncConnection.connect(
             target, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME)
+        self._live = True
         self._listening = set()
         try:
             while True:
@@ -213,7 +227,7 @@ class ListenerHub:
                 self._on_subscribed(sub)
 
     def _on_connected(self) -> None:
-        self._away = False
+        self._said.clear()
         self.connected.set()
         self.backoff.reset()
         verb = "reconnected" if self.connections else "listening"
