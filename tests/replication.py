@@ -1,4 +1,4 @@
-"""PostgreSQL 15 servers of a test's own, on free ports: a primary and a synchronous standby
+"""PostgreSQL servers of a test's own, on free ports: a primary and a synchronous standby
 for the failover tests (initdb, pg_basebackup -R, `promote` when the test says), or one
 server with settings the shared one must not change (a small max_connections)."""
 
@@ -96,22 +96,25 @@ def primary_and_standby(*, synchronous: bool = True) -> Iterator[Pair]:
 
 
 @contextlib.contextmanager
-def private_server(extra: str = "") -> Iterator[str]:
-    """One PostgreSQL 15 server of the test's own (settings `extra` added to its config),
-    stopped and removed after; its admin URL."""
+def private_server(extra: str = "", *, bin_dir: Path = BIN) -> Iterator[str]:
+    """One PostgreSQL server of the test's own (the system's 15, or the programs in
+    `bin_dir`; settings `extra` added to its config), stopped and removed after; its admin
+    URL."""
     folder = Path(tempfile.mkdtemp(prefix="signoff-pg-", dir="/tmp"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
     port, data = free_port(), folder / "data"
     try:
-        _as_postgres(str(BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
+        _as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
                      "--no-sync")
         with (data / "postgresql.conf").open("a") as f:
             f.write(SETTINGS.format(port=port, folder=folder) + extra)
-        _start(data)
+        _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-l",
+                     str(folder / "data.log"), "-w", "start")
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         if (data / "postmaster.pid").exists():
             with contextlib.suppress(subprocess.SubprocessError):
-                _as_postgres(str(BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+                _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate",
+                             "stop")
         shutil.rmtree(folder, ignore_errors=True)
