@@ -151,7 +151,8 @@ class Service:
         log.info("migrations: %s", "applied " + ", ".join(applied) if applied else "up to date")
         self._queue_cm = TaskQueue.connect(dsn, max_size=self._pool_size())
         self.queue = await self._queue_cm.__aenter__()
-        self.leadership = Leadership(dsn, name=self.name, on_change=self._lead_or_follow)
+        self.leadership = Leadership.for_database(dsn, name=self.name,
+                                                 on_change=self._lead_or_follow)
         await apply_capabilities(self.queue, cfg)
         runs = {c.name: await self._run_for(c) for c in cfg.capabilities.values()
                 if c.mode != "external"}

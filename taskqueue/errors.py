@@ -3,6 +3,7 @@ and the one place that turns an error into one line and that code."""
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -38,8 +39,17 @@ class DatabaseUnavailable(SignoffError):
     """The database cannot be reached."""
 
 
+class ServerTooOld(DatabaseUnavailable):
+    """The PostgreSQL server is older than the oldest version Signoff supports."""
+
+
 class MigrationError(SignoffError):
     """The migrations cannot be applied."""
+
+
+class SchemaTooNew(SignoffError):
+    """This database was migrated by a newer Signoff: upgrade this signoff. Reads still work;
+    deciding, claiming and parking are refused, nothing is written."""
 
 
 class NothingToClaim(SignoffError):
@@ -155,8 +165,12 @@ def _escape(ch: str) -> str:
 
 
 def one_line(exc: BaseException) -> str:
-    """An error's first line (psycopg's last lines are generic hints)."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    """An error's first line (psycopg's last lines are generic hints); a connection to a
+    multi-host URL that failed on every host names each host once, with its reason."""
+    text = str(exc).strip()
+    if attempts := host_failures(text):
+        return "connection failed: " + "; ".join(f"{where}: {why}" for where, why in attempts)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
 
 
@@ -172,6 +186,19 @@ def human_time(value: datetime) -> str:
     """A moment as a person reads it in a message: to the second, in UTC (never a raw
     microsecond ISO stamp)."""
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+_ATTEMPT = re.compile(r"^- host: '([^']*)', port: '([^']*)'.*: ([^:]+)$")
+
+
+def host_failures(text: str) -> list[tuple[str, str]]:
+    """(host:port, reason) of each host psycopg tried, from its "Multiple connection
+    attempts failed" message; [] for any other message."""
+    if "Multiple connection attempts failed" not in text:
+        return []
+    found = [(f"{m[1]}:{m[2]}", m[3].strip()) for line in text.splitlines()
+             if (m := _ATTEMPT.match(line.strip()))]
+    return list(dict.fromkeys(found))
 
 
 def error_line(exc: BaseException) -> str:

@@ -11,8 +11,10 @@ on its own (doubling, capped) and the loop wakes when the earliest row is due ag
 The one window left: Telegram accepted a request's message and the process died before
 its ids were stored. That message is then sent again (never lost); once the ids are
 stored, a crash before the delivery is marked no longer repeats it. A database that is away
-at that moment (a restart) is waited for: what records a sent message is retried while the
-process lives, so the claim, renewed once the database is back, never lapses into a resend.
+at that moment (a restart, a failover) is waited for: what records a sent message is retried
+while the process lives, and another sender, which saw the same outage, leaves claims that
+lapsed meanwhile alone until it has been back for two leases, so it does not send that row
+again before its sender records it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import contextlib
 import functools
 import logging
 import secrets
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -70,6 +73,10 @@ SKIPPED: dict[str, Any] = {"skipped": True}
 RECORD_RETRY = 0.2
 RECORD_RETRY_MAX = 2.0
 RECORD_PATIENCE = 120.0
+# A sender back from an outage takes another sender's lapsed claim only after this many
+# leases without a break: the other's record of a message sent before the outage lands
+# within RECORD_RETRY_MAX of the database's return, well inside it.
+TAKEOVER_LEASES = 2
 
 T = TypeVar("T")
 
@@ -124,6 +131,12 @@ class TelegramChannel:
         self._wake = asyncio.Event()
         self._failing = False
         self._lock = asyncio.Lock()
+        # Since when the database has answered without a break (monotonic; -inf: no break
+        # seen; None: away now). Another sender's lapsed claim is taken only after
+        # TAKEOVER_LEASES leases of that, so a sender that sent a row before an outage
+        # records it first, not this one again (a restart, a failover: claims lapse alike).
+        self._steady_since: float | None = float("-inf")
+        self.takeover_after = TAKEOVER_LEASES * lease
 
     async def register(self) -> int:
         """Make this channel owed every later notification (and every open question)."""
@@ -137,7 +150,8 @@ class TelegramChannel:
                 # While Telegram fails, one row at a time probes it; the rest wait their turn.
                 limit = 1 if self._failing else self.batch
                 rows = await self.queue.notification_claim(
-                    CHANNEL, self.name, limit=limit, lease=self.lease, approval_id=approval_id)
+                    CHANNEL, self.name, limit=limit, lease=self.lease, approval_id=approval_id,
+                    take_lapsed=self._steady_for(self.takeover_after))
                 done = await self._deliver_batch(rows)
                 sent += sum(1 for r in rows[:done] if r.kind != "approval_closed")
                 closed += sum(1 for r in rows[:done] if r.kind == "approval_closed")
@@ -147,6 +161,27 @@ class TelegramChannel:
         if sent or closed or failed:
             log.info("delivery ran sent=%d closed=%d failed=%d", sent, closed, failed)
         return DeliveryReport(sent, closed, failed)
+
+    def _steady_for(self, seconds: float) -> bool:
+        since = self._steady_since
+        return since is not None and time.monotonic() - since >= seconds
+
+    def _database(self, answered: bool) -> None:
+        """Note whether the database answered; a break starts the steady time again."""
+        if not answered:
+            self._steady_since = None
+        elif self._steady_since is None:
+            self._steady_since = time.monotonic()
+
+    async def _watch_database(self) -> None:
+        """Ping every third of a lease, so an outage is seen even while nothing is owed."""
+        while True:
+            try:
+                answered = await asyncio.wait_for(self.queue.database_ping(), self.lease / 3)
+            except (TimeoutError, *TRANSIENT):
+                answered = False
+            self._database(answered)
+            await asyncio.sleep(self.lease / 3)
 
     async def close(self, approval_id: int) -> bool:
         """Show one settled approval's outcome now (after a tap), unless another did."""
@@ -188,24 +223,31 @@ class TelegramChannel:
         dsn = self.queue.pool.conninfo
         assert isinstance(dsn, str)
         # The process's shared LISTEN connection (the service's worker pools use it too).
-        listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.wake)
+        hub = ListenerHub.shared(dsn)
+        poll = hub.poll_for(self.poll)  # shorter when no NOTIFY can wake it
+        listening = hub.subscribe([NOTIFICATIONS_CHANNEL], self.wake)
+        watching = asyncio.create_task(self._watch_database(), name="signoff-telegram-watch")
         try:
             # The first pass reads the outbox once LISTEN holds (or a poll later, when the
             # database is away): a row added before that would otherwise wait a whole poll.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(listening.connected.wait(), self.poll)
+                await asyncio.wait_for(listening.connected.wait(), poll)
             while True:
-                wait = self.poll
+                wait = poll
                 try:
                     await self.run_once()
                     due = await self.queue.notification_next_due(CHANNEL)
-                    wait = self.poll if due is None else min(self.poll, max(0.05, due))
-                except Exception:
+                    wait = poll if due is None else min(poll, max(0.05, due))
+                except Exception as exc:
+                    if isinstance(exc, TRANSIENT):
+                        self._database(False)
                     log.exception("delivery run failed; trying again in %.0fs", self.poll)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), wait)
                 self._wake.clear()
         finally:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
             await listening.close()
 
     @contextlib.asynccontextmanager

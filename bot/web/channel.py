@@ -55,18 +55,20 @@ class WebChannel:
         await self.register()
         dsn = self.queue.pool.conninfo
         assert isinstance(dsn, str)
-        listening = ListenerHub.shared(dsn).subscribe([NOTIFICATIONS_CHANNEL], self.heard)
+        hub = ListenerHub.shared(dsn)
+        poll = hub.poll_for(self.poll)  # shorter when no NOTIFY can wake it
+        listening = hub.subscribe([NOTIFICATIONS_CHANNEL], self.heard)
         try:
             # As the Telegram sender: the first pass once LISTEN holds, so nothing waits a poll.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(listening.connected.wait(), self.poll)
+                await asyncio.wait_for(listening.connected.wait(), poll)
             while True:
                 try:
                     await self.run_once()
                 except Exception:
                     log.exception("web channel run failed; trying again in %.0fs", self.poll)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll)
+                    await asyncio.wait_for(self._wake.wait(), poll)
                 self._wake.clear()
         finally:
             await listening.close()

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.worker")
+# A worker warns at start when no reaper ran for this long (s): three of a service's default
+# reaper intervals (5 minutes).
+REAPER_QUIET = 15 * 60.0
 
 # What --metrics-listen needs: the 'metrics' extra.
 METRICS_MODULES = ("aiohttp", "prometheus_client")
@@ -117,6 +120,8 @@ async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int
     from taskqueue.runtime.worker import WorkerPool
 
     async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
+        q.schema_check_writable()  # before the caps are written
+        await warn_without_reaper(q)
         # The caps this file sets for these capabilities hold here as in the service.
         await apply_capabilities(q, config, only=args.capability)
         runs = [await _capability_run(q, config, args, cap) for cap in args.capability]
@@ -148,6 +153,19 @@ def _metrics_server(q: TaskQueue, config: Config, args: Any,
 
     return ObservabilityServer(q, args.metrics_listen, signal_config=config.signals,
                                sockets=sockets)
+
+
+async def warn_without_reaper(queue: TaskQueue) -> None:
+    """A bare worker runs no reaper: say so once at start when none ran for a while, since
+    a claim whose worker died (or whose reply was lost) then stays running."""
+    latest = await queue.reaper_run_latest()
+    age = None if latest is None else float(latest["age_seconds"])
+    if age is not None and age <= REAPER_QUIET:
+        return
+    when = "has never run" if age is None else f"last ran {age / 60:.0f} min ago"
+    log.warning("no reaper: the reaper %s on this database; a task whose worker died stays "
+                "running until `signoff reap` or a service's reaper runs "
+                "(docs/deployment.md, \"What runs the reaper\")", when)
 
 
 def _listen(value: str) -> str:

@@ -17,12 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import psycopg
 
 from taskqueue.errors import one_line
 from taskqueue.runtime.backoff import Backoff
+from taskqueue.store.pooler import session_dsn
 from taskqueue.store.queries import query
 
 log = logging.getLogger("signoff.leadership")
@@ -42,6 +45,11 @@ CHECK_TIMEOUT = 5.0
 RECONNECT_MIN = 0.5
 RECONNECT_MAX = 5.0
 APPLICATION_NAME = "signoff-leader"
+# A lease (LeaseLeadership) runs this long past its last renewal (s): longer than a renewal
+# may take (CHECK_TIMEOUT after the try that follows the last success), so a leader whose
+# renewals hang steps down before a standby can take its row; a dead leader's row is taken
+# within LEASE_TTL + TRY_EVERY, inside the 10 s promise.
+LEASE_TTL = 8.0
 # stop() cancels the contest again after this long while it still runs (s).
 CANCEL_AGAIN = 0.5
 
@@ -66,6 +74,16 @@ class Leadership:
         self._task: asyncio.Task[None] | None = None
         self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
         self.connections = 0  # how often it connected and listened (reconnects included)
+
+    @classmethod
+    def for_database(cls, dsn: str, **kwargs: Any) -> Leadership:
+        """The leadership for `dsn`: the lock on `dsn`, or on SIGNOFF_DIRECT_URL when `dsn`
+        goes through a transaction pooler, or a lease row when it does and there is no
+        direct URL (store/pooler.py; detected when the queue connected)."""
+        target = session_dsn(dsn)
+        if target is None:
+            return LeaseLeadership(dsn, **kwargs)
+        return cls(target, **kwargs)
 
     @property
     def role(self) -> str:
@@ -105,10 +123,12 @@ class Leadership:
         if conn is not None:
             if was_leader:
                 with contextlib.suppress(psycopg.Error, OSError, TimeoutError):
-                    await asyncio.wait_for(conn.execute(query("leader_release"), {
-                        "key": self.key, "channel": LEADER_CHANNEL}), CHECK_TIMEOUT)
+                    await asyncio.wait_for(self._release(conn), CHECK_TIMEOUT)
                 log.info("leadership: released name=%s", self.name)
             await conn.close()
+
+    async def _release(self, conn: psycopg.AsyncConnection) -> None:
+        await conn.execute(query("leader_release"), {"key": self.key, "channel": LEADER_CHANNEL})
 
     async def _contend(self) -> None:
         conn = await psycopg.AsyncConnection.connect(
@@ -161,6 +181,47 @@ class Leadership:
                 await self.on_change(leader)
             except Exception:  # the role stands; the part that failed says why
                 log.exception("leadership: a part failed to become %s", self.role)
+
+
+class LeaseLeadership(Leadership):
+    """Leadership as a lease row (leader_leases), for a database reached only through a
+    transaction pooler, where a session lock does not hold: the leader renews its row every
+    `check_every` seconds and leads while that succeeds; a standby takes the row when it is
+    free (a clean stop deletes it) or lapsed (a dead leader: within `ttl` and a try)."""
+
+    def __init__(self, dsn: str, *, ttl: float = LEASE_TTL, **kwargs: Any) -> None:
+        super().__init__(dsn, **kwargs)
+        self.ttl = ttl
+        # Unique per process, so a restarted service with the same name is another holder.
+        self.holder = f"{self.name or 'signoff'}:{secrets.token_hex(4)}"
+
+    async def _contend(self) -> None:
+        conn = await psycopg.AsyncConnection.connect(
+            self.dsn, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME,
+            prepare_threshold=None)
+        self._conn = conn
+        try:
+            self.backoff.reset()
+            self.connections += 1
+            while True:
+                held = await self._renew(conn)
+                if held != self.is_leader:
+                    await self._change(held, "elected (lease)" if held else "lease lost")
+                self.decided.set()
+                await asyncio.sleep(self.check_every if self.is_leader else self.try_every)
+        finally:
+            if self._conn is conn:
+                self._conn = None
+                await conn.close()
+
+    async def _renew(self, conn: psycopg.AsyncConnection) -> bool:
+        cur = await asyncio.wait_for(conn.execute(query("leader_lease_take"), {
+            "key": self.key, "holder": self.holder, "ttl": self.ttl}), CHECK_TIMEOUT)
+        return await cur.fetchone() is not None
+
+    async def _release(self, conn: psycopg.AsyncConnection) -> None:
+        await conn.execute(query("leader_lease_release"), {"key": self.key,
+                                                           "holder": self.holder})
 
 
 async def _cancelled(task: asyncio.Task[None]) -> None:

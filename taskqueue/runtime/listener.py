@@ -21,6 +21,7 @@ from psycopg import sql
 
 from taskqueue.errors import TRANSIENT, one_line
 from taskqueue.runtime.backoff import Backoff
+from taskqueue.store.pooler import session_dsn
 
 log = logging.getLogger("signoff.listener")
 
@@ -30,6 +31,8 @@ RECONNECT_MIN = 0.2
 RECONNECT_MAX = 10.0
 # An idle connection is checked this often, so a silently dead one is noticed (seconds).
 CHECK_EVERY = 30.0
+# The longest a part polls when no LISTEN can hold (a transaction pooler, no direct URL).
+UNHEARD_POLL = 2.0
 # How the connection shows in pg_stat_activity.
 APPLICATION_NAME = "signoff-listener"
 
@@ -85,6 +88,10 @@ class ListenerHub:
         self._key: tuple[int, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.backoff = Backoff(RECONNECT_MIN, RECONNECT_MAX)
+        # What this outage was said to be ("lost", "refused"), each once; and whether the
+        # connection of the current try got through.
+        self._said: set[str] = set()
+        self._live = False
 
     @classmethod
     def shared(cls, dsn: str) -> ListenerHub:
@@ -97,6 +104,16 @@ class ListenerHub:
             hub = _SHARED[key] = cls(dsn)
             hub._key, hub._loop = key, loop
         return hub
+
+    @property
+    def hears(self) -> bool:
+        """False through a transaction pooler without a direct URL: no LISTEN at all."""
+        return session_dsn(self.dsn) is not None
+
+    def poll_for(self, seconds: float) -> float:
+        """A part's wait between polls: its own `seconds` while NOTIFY wakes it, at most
+        UNHEARD_POLL when nothing can (so a message waits seconds, not a whole poll)."""
+        return seconds if self.hears else min(seconds, UNHEARD_POLL)
 
     def subscribe(self, channels: Sequence[str], on_notify: OnNotify) -> Subscription:
         """Hear `channels` from now on (LISTEN on the live connection, or connect)."""
@@ -150,15 +167,36 @@ class ListenerHub:
             except Exception as exc:
                 delay = self.backoff.next()
                 if isinstance(exc, TRANSIENT):
-                    log.warning("listener lost its connection; reconnecting in %.1fs: %s",
-                                delay, one_line(exc))
+                    self._say_away(exc, delay)
                 else:  # a bug must not leave every part of the process deaf for good
                     log.exception("listener failed; reconnecting in %.1fs", delay)
                 await asyncio.sleep(delay)
 
+    def _say_away(self, exc: BaseException, delay: float) -> None:
+        """The loss of a live connection and the first refused reconnect, once each per
+        outage (its end says "listener reconnected"); each further try, of which a server
+        that refuses connections for a while sees many, only at debug."""
+        phase = "lost" if self._live else "refused"
+        level = logging.DEBUG if phase in self._said else logging.WARNING
+        self._said.add(phase)
+        if phase == "lost":
+            log.log(level, "listener lost its connection; reconnecting in %.1fs: %s", delay,
+                    one_line(exc))
+        else:
+            log.log(level, "listener cannot connect; trying again in %.1fs, quietly until it "
+                    "does: %s", delay, one_line(exc))
+
     async def _listen(self) -> None:
+        target = session_dsn(self.dsn)
+        if target is None:
+            # A transaction pooler and no direct URL: LISTEN cannot hold, so nobody hears
+            # anything here and every part polls (said once at connect, store/pooler.py).
+            await asyncio.Event().wait()
+            return
+        self._live = False
         conn = await psycopg.AsyncConnection.connect(
-            self.dsn, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME)
+            target, autocommit=True, connect_timeout=5, application_name=APPLICATION_NAME)
+        self._live = True
         self._listening = set()
         try:
             while True:
@@ -189,6 +227,7 @@ class ListenerHub:
                 self._on_subscribed(sub)
 
     def _on_connected(self) -> None:
+        self._said.clear()
         self.connected.set()
         self.backoff.reset()
         verb = "reconnected" if self.connections else "listening"

@@ -62,6 +62,11 @@ def log_options(log_format: str | None, log_level: str | None, default_level: in
     return fmt, logging.getLevelNamesMapping()[name.upper()] if name else default_level
 
 
+# psycopg_pool warns at every failed attempt to replace a connection (one a second while the
+# server is away or full, store/reconnect.py); Signoff's own parts say it once per outage.
+POOL_LOGGER = "psycopg.pool"
+
+
 def configure_logging(level: int, log_format: str = "text", *, quiet: Iterable[str] = (),
                       errors_only: Iterable[str] = ()) -> None:
     """Log to stderr at `level`, in LOG_FORMAT or (`json`) as JsonFormatter's objects,
@@ -82,7 +87,7 @@ def configure_logging(level: int, log_format: str = "text", *, quiet: Iterable[s
     secret_register_environment()
     for name in (*QUIET_LOGGERS, *quiet):
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
-    for name in errors_only:
+    for name in (*errors_only, POOL_LOGGER):
         logging.getLogger(name).setLevel(max(level, logging.ERROR))
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else LogFormatter())

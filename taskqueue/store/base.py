@@ -16,6 +16,7 @@ from taskqueue.store import rows
 from taskqueue.store.checks import DEFAULT_LIMITS, Limits, check_json
 from taskqueue.store.models import Approval, Attachment
 from taskqueue.store.queries import query
+from taskqueue.store.schema import newer_schema, refuse_newer
 
 TASKS_CHANNEL = "signoff_tasks"
 APPROVALS_CHANNEL = "signoff_approvals"
@@ -59,6 +60,19 @@ class QueueBase:
         self.pool = pool
         self.limits = Limits(max_json_bytes=max_json_bytes, max_json_depth=max_json_depth,
                              max_attachment_bytes=max_attachment_bytes)
+        # The database's newest migration when this client does not know it (found at
+        # connect): deciding, claiming and parking are then refused (store/schema.py).
+        self.schema_newer: str | None = None
+
+    def schema_check_writable(self) -> None:
+        """SchemaTooNew when a newer Signoff migrated this database: this client may read
+        it, and never decides, claims or parks (a worker checks this at start)."""
+        refuse_newer(self.schema_newer)
+
+    async def _check_schema(self) -> None:
+        """Note whether a newer Signoff migrated this database (once, at connect)."""
+        async with self.pool.connection() as conn:
+            self.schema_newer = await newer_schema(conn)
 
     @property
     def max_attachment_bytes(self) -> int:

@@ -27,7 +27,7 @@ from taskqueue.errors import (
     human_time,
 )
 from taskqueue.redact import redact
-from taskqueue.store import rows
+from taskqueue.store import pooler, reconnect, rows
 from taskqueue.store.analytics import AnalyticsMixin
 from taskqueue.store.audit import AuditMixin
 from taskqueue.store.base import (
@@ -100,14 +100,18 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         """Open a pool on `dsn` (DATABASE_URL or the embedded server when None)."""
         dsn = dsn or resolve_dsn()
         await check_reachable(dsn)
+        pooler.say_once(dsn)
+        reconnect.install()
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             dsn, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True, "row_factory": dict_row},
+            kwargs={"autocommit": True, "row_factory": dict_row, **pooler.pool_kwargs(dsn)},
             check=check_pooled,
         )
         await pool.open(wait=True, timeout=30)
         try:
-            yield cls(pool, **kwargs)
+            queue = cls(pool, **kwargs)
+            await queue._check_schema()
+            yield queue
         finally:
             await pool.close()
 
@@ -199,6 +203,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         worker's answer slot runs while its other slots are busy."""
         check_capability(capability)
         check_name(worker, "the worker name", required=True)
+        self.schema_check_writable()
         if lease is not None and lease <= 0:
             raise BadInput("the lease must be a positive number of seconds")
         if n < 1:
@@ -267,6 +272,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         """Stop a running task at a question for a person; returns the new approval.
         `required_approvals` (default: the capability's, else 1) distinct people must approve."""
         check_text(question, "the question", MAX_QUESTION_CHARS, required=True)
+        self.schema_check_writable()
         if required_approvals is not None:
             check_setting("required_approvals", required_approvals)
         if expires_in is not None and expires_in <= 0:
@@ -326,6 +332,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         it does not verify; nothing is recorded either way)."""
         choice = check_decision(decision, by, note)
         check_name(via, "via")
+        self.schema_check_writable()
         signed = await self._checked_assertion(approval_id, by, assertion) \
             if assertion is not None and choice is Decision.APPROVED else None
         decider = Decider(by, via, signed[0] if signed else None)
@@ -377,6 +384,7 @@ class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, Gat
         """Decide the latest approval of a task (what the CLI's approve/revise/skip do)."""
         choice = check_decision(decision, by, note)
         check_name(via, "via")
+        self.schema_check_writable()
         async with self._signature_link(), self._pipelined_tx() as tx:
             found = await self._send(tx.conn, "approval_lock_latest_for_task",
                                      {"task_id": task_id})

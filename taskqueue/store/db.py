@@ -1,5 +1,5 @@
-"""Where the database is (DATABASE_URL or the embedded server), whether it answers, and the
-pool's check of a connection before lending it."""
+"""Where the database is (DATABASE_URL or the embedded server), whether it answers (and is
+a PostgreSQL Signoff supports), and the pool's check of a connection before lending it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,12 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ConnStatus, TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from taskqueue.errors import DatabaseUnavailable, one_line
+from taskqueue.errors import DatabaseUnavailable, ServerTooOld, host_failures, one_line
 from taskqueue.redact import secret_register_dsn
+from taskqueue.store import pooler
+
+# The oldest PostgreSQL Signoff runs on (docs/deployment.md, "Supported PostgreSQL").
+MIN_SERVER_VERSION = 150000
 
 
 def resolve_dsn() -> str:
@@ -33,11 +37,11 @@ def describe(dsn: str) -> str:
         info = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError:
         return "(an unparsable DATABASE_URL)"
-    host = str(info.get("host") or "localhost")
-    port = str(info.get("port") or "5432")
-    if host.startswith("/"):
-        return f"socket {host} port {port}"
-    return f"{host}:{port}"
+    hosts = str(info.get("host") or "localhost").split(",")
+    ports = str(info.get("port") or "5432").split(",")
+    ports += [ports[-1]] * (len(hosts) - len(ports))  # libpq: one port serves every host
+    return ", ".join(f"socket {h} port {p}" if h.startswith("/") else f"{h}:{p}"
+                     for h, p in zip(hosts, ports, strict=False))
 
 
 async def check_reachable(dsn: str, timeout: int = 5) -> None:
@@ -47,12 +51,38 @@ async def check_reachable(dsn: str, timeout: int = 5) -> None:
     try:
         conn = await psycopg.AsyncConnection.connect(dsn, connect_timeout=timeout)
     except psycopg.OperationalError as exc:
+        if attempts := host_failures(str(exc)):
+            # Every host tried, once each: "the primary refused" is the news, not only
+            # that the standby is read-only.
+            raise DatabaseUnavailable("cannot connect to the database at any of its hosts: "
+                                      + "; ".join(f"{where}: {why}" for where, why in attempts)
+                                      ) from None
         reason = one_line(exc).rsplit(": ", 1)[-1].strip()
         raise DatabaseUnavailable(
             f"cannot connect to the database at {describe(dsn)}: {reason}") from None
     except psycopg.ProgrammingError as exc:
         raise DatabaseUnavailable(f"DATABASE_URL is not a valid connection string: {exc}") from None
-    await conn.close()
+    try:
+        number = conn.info.server_version
+        check_server_version(number, describe(dsn))
+        await pooler.detect(conn, dsn)
+    finally:
+        await conn.close()
+
+
+def version_text(number: int) -> str:
+    """A server_version_num as people write it: 150004 -> 15.4 (90624 -> 9.6)."""
+    if number < 100000:
+        return f"{number // 10000}.{number // 100 % 100}"
+    return f"{number // 10000}.{number % 10000}"
+
+
+def check_server_version(number: int, where: str) -> None:
+    """ServerTooOld, in one line naming both versions, below MIN_SERVER_VERSION."""
+    if number < MIN_SERVER_VERSION:
+        raise ServerTooOld(
+            f"the PostgreSQL server at {where} is version {version_text(number)}; Signoff "
+            f"needs PostgreSQL {MIN_SERVER_VERSION // 10000} or newer")
 
 
 async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:

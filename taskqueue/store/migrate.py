@@ -1,4 +1,5 @@
-"""Applies the numbered SQL files of migrations/ in order, once each, under an advisory lock."""
+"""Applies the numbered SQL files of migrations/ in order, once each, under an advisory lock
+(held by the session for the run, and by each file's transaction)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from pathlib import Path
 import psycopg
 
 from taskqueue.errors import MigrationError
+from taskqueue.store import pooler
 from taskqueue.store.db import check_reachable
 
 log = logging.getLogger("signoff.migrate")
 
-# Held for the whole run, so processes migrating at once apply each file exactly once.
+# Taken in each migration's transaction, so processes migrating at once apply each file
+# exactly once, through a transaction pooler too.
 LOCK_KEY = 0x5167_6E6F_6666  # "Signoff"
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -72,26 +75,37 @@ async def migrate(dsn: str, folder: Path | None = None, *, owner: str | None = N
 
     The core's migrations are recorded by their number; a user of the core (a delivery
     channel) applies its own folder under its `owner` name, recorded as `owner/NNNN`, so
-    each set is checked and applied on its own."""
+    each set is checked and applied on its own. Through a transaction pooler they run on
+    SIGNOFF_DIRECT_URL when it is set, else through the pooler (store/pooler.py)."""
     wanted = discover(folder)
     prefix = f"{owner}/" if owner else ""
     await check_reachable(dsn)
-    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+    session = pooler.session_dsn(dsn)
+    if session is not None and session != dsn:
+        await check_reachable(session)
+    async with await psycopg.AsyncConnection.connect(
+            session or dsn, autocommit=True, **pooler.pool_kwargs(session or dsn)) as conn:
+        if session is not None:
+            # A session holds the lock for the whole run, so one process applies them all
+            # (through a transaction pooler without a direct URL, each file's own lock).
+            await conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
         try:
-            await conn.execute(_CREATE_TABLE)
-            cur = await conn.execute("SELECT version, name, checksum FROM schema_migrations")
-            applied = {v.removeprefix(prefix): (n, c) for v, n, c in await cur.fetchall()
-                       if (v.startswith(prefix) if prefix else "/" not in v)}
-            _check_applied(wanted, applied)
-            done = []
-            for m in wanted:
-                if m.version not in applied:
-                    await _apply(conn, m, prefix)
-                    done.append(m.version)
-            return done
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+                await conn.execute(_CREATE_TABLE)
+            _check_applied(wanted, await _applied(conn, prefix))
+            return [m.version for m in wanted if await _apply(conn, m, prefix)]
         finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+            if session is not None:
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+
+
+async def _applied(conn: psycopg.AsyncConnection[tuple[object, ...]], prefix: str
+                   ) -> dict[str, tuple[str, str]]:
+    cur = await conn.execute("SELECT version, name, checksum FROM schema_migrations")
+    found = [(str(v), str(n), str(c)) for v, n, c in await cur.fetchall()]
+    return {v.removeprefix(prefix): (n, c) for v, n, c in found
+            if (v.startswith(prefix) if prefix else "/" not in v)}
 
 
 def _check_applied(wanted: list[Migration], applied: dict[str, tuple[str, str]]) -> None:
@@ -112,9 +126,19 @@ def _check_applied(wanted: list[Migration], applied: dict[str, tuple[str, str]])
 
 
 async def _apply(conn: psycopg.AsyncConnection[tuple[object, ...]], m: Migration,
-                 prefix: str) -> None:
+                 prefix: str) -> bool:
+    """Apply `m` unless it is recorded; False when it was (another process applied it).
+
+    The lock is transaction-level, taken per migration, so it holds through a pooler in
+    transaction mode as on the server itself; the second process waits for the first's
+    commit and then finds the file recorded."""
     try:
         async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            cur = await conn.execute("SELECT 1 FROM schema_migrations WHERE version = %s",
+                                     (prefix + m.version,))
+            if await cur.fetchone() is not None:
+                return False
             await conn.execute(m.sql.encode("utf-8"))
             await conn.execute(
                 "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
@@ -122,3 +146,4 @@ async def _apply(conn: psycopg.AsyncConnection[tuple[object, ...]], m: Migration
     except psycopg.Error as exc:
         raise MigrationError(f"migration {m.version}_{m.name}.sql failed: {exc}") from None
     log.info("migration applied version=%s%s name=%s", prefix, m.version, m.name)
+    return True

@@ -91,13 +91,16 @@ class NotificationsMixin(QueueBase):
 
     async def notification_claim(self, channel: str, sender: str, *, limit: int = 10,
                                  lease: float = DEFAULT_CLAIM_LEASE,
-                                 approval_id: int | None = None) -> list[Notification]:
+                                 approval_id: int | None = None,
+                                 take_lapsed: bool = True) -> list[Notification]:
         """Claim up to `limit` of the channel's undelivered notifications (or only those of
-        one approval), oldest first."""
+        one approval), oldest first. With `take_lapsed` False, rows whose claim by another
+        sender lapsed are left to it: a sender just back from an outage gives the others
+        time to record what they sent before it."""
         async with self._tx() as conn:
             found = await self._all(conn, "notification_claim", {
                 "channel": check_channel(channel), "sender": sender, "limit": limit,
-                "lease": lease, "approval_id": approval_id})
+                "lease": lease, "approval_id": approval_id, "take_lapsed": take_lapsed})
         return [_notification(r) for r in found]
 
     async def notification_renew(self, channel: str, sender: str, *,

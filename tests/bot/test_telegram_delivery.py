@@ -99,6 +99,37 @@ async def test_a_sender_that_died_mid_send_is_taken_over_after_its_claim_lapses(
     assert len(requests(fake)) == 1
 
 
+async def test_a_sender_back_from_an_outage_leaves_a_lapsed_claim_to_its_sender(
+        queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
+    """Both senders saw the database go away; the first had sent the row and records it
+    once the database is back. The other, back for less than two leases (4 s here), does
+    not send it again; a row whose sender never records it is taken once that has passed."""
+    approval = await park(queue)
+    [held] = await queue.notification_claim(CHANNEL, "first", lease=1)
+    other = TelegramChannel(queue, Courier(ptb_bot, FAST), CHAT, name="other", lease=2)
+    other._database(False)  # the outage, as its pings saw it
+    other._database(True)  # the database is back
+    await asyncio.sleep(1.5)  # the first sender's claim lapsed meanwhile
+    assert (await other.run_once()).sent == 0
+    assert requests(fake) == []
+    # The first sender records what it sent: nothing is owed any more.
+    await MessageStore(queue).message_save(approval.id, "tok", CHAT, 4242)
+    assert await queue.notification_mark_delivered(held.id, CHANNEL, "first", {"m": 4242})
+    await asyncio.sleep(4)  # past two leases: the other may take lapsed claims again
+    assert (await other.run_once()).sent == 0
+    assert requests(fake) == []
+    # A row whose sender died: taken once the other has been back for two leases.
+    await park(queue, "Another?")
+    await queue.notification_claim(CHANNEL, "dead", lease=1)
+    other._database(False)
+    other._database(True)
+    await asyncio.sleep(1.5)
+    assert (await other.run_once()).sent == 0
+    await asyncio.sleep(4)
+    assert (await other.run_once()).sent == 1
+    assert len(requests(fake)) == 1
+
+
 async def test_a_crash_after_the_ids_were_stored_does_not_send_again(
         queue: TaskQueue, fake: FakeTelegram, ptb_bot: Bot) -> None:
     approval = await park(queue)

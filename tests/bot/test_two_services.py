@@ -193,3 +193,78 @@ async def test_a_leader_whose_lock_connection_is_cut_stops_polling(
     finally:
         await stop_all(leader, standby)
     assert "lost its database connection" in leader.output()
+
+
+@pytest.mark.parametrize("mode", ["direct", "polling"])
+async def test_two_services_through_pgbouncer_one_leader_each_message_once(
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path, started: Started,
+        mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both services reach the database through PgBouncer in transaction mode: with
+    SIGNOFF_DIRECT_URL (the leader's lock and LISTEN on the server) or without (a lease
+    row, polling). One leads, each request is sent once, a killed leader is replaced."""
+    from tests.conftest import ADMIN_DSN
+    from tests.pgbouncer import pgbouncer
+
+    monkeypatch.delenv("SIGNOFF_POOLER", raising=False)
+    if mode == "direct":
+        monkeypatch.setenv("SIGNOFF_DIRECT_URL", dsn)
+    else:
+        monkeypatch.delenv("SIGNOFF_DIRECT_URL", raising=False)
+    with pgbouncer(ADMIN_DSN) as bouncer:
+        pooled = bouncer.dsn_for(dsn)
+        a = started.start("a", pooled, fake, tmp_path)
+        b = started.start("b", pooled, fake, tmp_path)
+        try:
+            leader = await _roles_settled(a, b)
+            standby = b if leader is a else a
+            ids = [(await queue.task_enqueue("asks", {"n": i})).id for i in range(6)]
+            for task_id in ids:
+                await wait_status(queue, task_id, "needs_approval")
+            await fake.wait_for(lambda: len(_approval_messages(fake)) >= len(ids))
+            assert fake.pollers() == [leader.name]
+            killed = time.monotonic()
+            leader.kill()
+            await leader.exit_code()
+            took = await _first_poll_after(fake, standby.name, killed) - killed
+        finally:
+            await stop_all(a, b)
+    print(f"takeover through PgBouncer ({mode}): {took:.2f}s")  # shown with -s
+    assert took < 10
+    assert len(_approval_messages(fake)) == len(ids)
+    assert sorted(_approval_messages(fake)) == sorted(set(_approval_messages(fake)))
+    said = "through a transaction pooler without SIGNOFF_DIRECT_URL"
+    for s in (a, b):
+        assert s.output().count(said) == (1 if mode == "polling" else 0), s.output()
+        assert "prepared statement" not in s.output()
+
+
+async def test_a_thirty_second_outage_under_two_services_sends_nothing_twice(
+        dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path,
+        started: Started) -> None:
+    """Telegram accepts a request's message just as the database goes away for 30 s (far past
+    the outbox's 6 s claim lease); its sender records it once the database is back, and the
+    other service, which saw the same outage, does not send it again."""
+    from tests.taskqueue.worker_helpers import set_connections, terminate_backends
+
+    a = started.start("a", dsn, fake, tmp_path)
+    b = started.start("b", dsn, fake, tmp_path)
+    await _roles_settled(a, b)
+    fake.delays["sendMessage"] = 3.0  # Telegram answers after the database went away
+    task_id = (await queue.task_enqueue("asks", {})).id
+    await wait_status(queue, task_id, "needs_approval")
+    await fake.wait_for(lambda: [c for c in fake.calls if c.method == "sendMessage"])
+    set_connections(dsn, allowed=False)
+    try:
+        terminate_backends(dsn)
+        await asyncio.sleep(30)
+    finally:
+        set_connections(dsn, allowed=True)
+    [approval] = await eventually(queue.approval_list_open)
+    await sent_row(queue, approval.id)  # its sender recorded it
+    await asyncio.sleep(15)  # past two leases: room for a second send, which must not come
+    await stop_all(a, b)
+    sends = [c for c in fake.calls if c.method == "sendMessage" and c.params.get("reply_markup")]
+    assert len(sends) == 1, [c.client for c in sends]
+    notified = [e for e in await events(queue, task_id, "notified")
+                if e.detail.get("channel") == "telegram"]
+    assert len(notified) == 1

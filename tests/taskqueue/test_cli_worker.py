@@ -16,7 +16,14 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from taskqueue import ConfigError, ObservabilityServer, TaskQueue, bind_listen, load_config
+from taskqueue import (
+    ConfigError,
+    ObservabilityServer,
+    Reaper,
+    TaskQueue,
+    bind_listen,
+    load_config,
+)
 from taskqueue.cli.main import build_parser, main
 from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
@@ -165,3 +172,22 @@ async def test_a_bad_metrics_address_is_a_usage_error(capsys: pytest.CaptureFixt
 async def get(url: str) -> tuple[int, str, str]:
     async with aiohttp.ClientSession() as session, session.get(url) as response:
         return response.status, response.headers["Content-Type"], await response.text()
+
+
+@pytest.mark.slow
+async def test_a_bare_worker_warns_once_at_start_when_no_reaper_ran(
+        tmp_path: Path, dsn: str, queue: TaskQueue) -> None:
+    said = "no reaper: the reaper has never run on this database"
+    for reaped in (False, True):
+        if reaped:
+            await Reaper(queue).run_once()  # a reaper ran just now: nothing to say
+        task_id = (await queue.task_enqueue("mail", {})).id
+        log = tmp_path / f"w{int(reaped)}.log"
+        proc = spawn_worker(dsn, "mail", "quick", log=log)
+        try:
+            await wait_status(queue, task_id, "succeeded")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+        assert log.read_text().count(said) == (0 if reaped else 1), log.read_text()
+        assert "no reaper:" not in log.read_text() or not reaped

