@@ -4,7 +4,7 @@ before anything is written. A missing one is one line naming the extra."""
 
 from __future__ import annotations
 
-from taskqueue import Config, require_extra
+from taskqueue import Config, MissingExtra, require_extra
 
 # The top-level modules each extra brings (pyproject.toml's optional-dependencies).
 METRICS = ("aiohttp", "prometheus_client")
@@ -32,3 +32,13 @@ def require_listener(config: Config) -> None:
     else:
         require_extra("metrics", "the service's [http] listener (/healthz, /metrics)",
                       *METRICS)
+
+
+def listener_missing(config: Config) -> str | None:
+    """Why the default (`auto`) listener cannot serve here, in one line, or None: an
+    install without the listener's extra runs without it rather than refusing to start."""
+    try:
+        require_listener(config)
+    except MissingExtra as exc:
+        return str(exc)
+    return None

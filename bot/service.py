@@ -1,5 +1,7 @@
 """The service (`python -m bot`): config, database, migrations, scheduler, workers, Telegram,
-and (with `[http] listen`) /healthz and /metrics.
+and on its `[http]` listener (127.0.0.1:8080 or a free port unless the config says where,
+or "off") the web inbox, /healthz and /metrics. Once started it says in three lines what to
+do next (bot/nextsteps.py).
 
 Each part logs one line as it starts. The Telegram channel plugs in through one hook:
 `bot.telegram.create_part(service)` returns an object with `async start()` and
@@ -34,8 +36,9 @@ import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from bot.extras import require_listener
-from bot.observe import http_settings, observability
+from bot.extras import listener_missing, require_listener
+from bot.nextsteps import say_next_steps
+from bot.observe import AUTO, bind_http, http_settings, observability
 from bot.scheduler import ServiceScheduler
 from taskqueue import (
     CapabilityConfig,
@@ -47,7 +50,6 @@ from taskqueue import (
     WorkerConfig,
     WorkerPool,
     apply_capabilities,
-    bind_listen,
     default_worker_name,
     describe_dsn,
     load_handler,
@@ -106,7 +108,7 @@ def check_channels(config: Config) -> None:
     from bot.telegram.part import check_settings
 
     check_settings(config)
-    if http_settings(config)[0] is not None:  # the listener's extra ('web' or 'metrics')
+    if http_settings(config)[0] not in (None, AUTO):  # an explicit listener needs its extra
         require_listener(config)
 
 
@@ -130,6 +132,7 @@ class Service:
         self.queue: TaskQueue | None = None
         self._pool_runs: list[asyncio.Task[None]] = []
         self._http_sockets: list[socket.socket] = []
+        self._http_listen: str | None = None
         self._stop_requested = asyncio.Event()
 
     async def start(self) -> None:
@@ -139,8 +142,7 @@ class Service:
         cfg = self.config
         if self.telegram_factory is default_telegram:
             check_channels(cfg)
-        listen, _ = http_settings(cfg)
-        self._http_sockets = bind_listen(listen) if listen else []
+        self._http_sockets, self._http_listen = bind_http(self._listen(cfg))
         caps = ", ".join(f"{c.name}({c.mode})" for c in cfg.capabilities.values()) or "none"
         log.info("config: file=%s capabilities=%s timezone=%s", cfg.path or "(defaults)",
                  caps, cfg.timezone)
@@ -165,6 +167,17 @@ class Service:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.leadership.decided.wait(), LEADERSHIP_WAIT)
         log.info("service started name=%s", self.name)
+        say_next_steps(self)
+
+    @staticmethod
+    def _listen(cfg: Config) -> str | None:
+        """`[http] listen`; the default (auto) is skipped, in one line, where the listener's
+        extra is not installed (a core-only install still runs its workers)."""
+        listen = http_settings(cfg)[0]
+        if listen == AUTO and (why := listener_missing(cfg)) is not None:
+            log.info("http: no listener by default: %s", why)
+            return None
+        return listen
 
     def _pool_size(self) -> int:
         slots = sum(c.concurrency for c in self.config.capabilities.values() if c.mode == "pool")
@@ -197,9 +210,10 @@ class Service:
     async def _start_http(self) -> None:
         assert self.queue is not None
         self.http = observability(self.config, self.queue, self._scheduler_running,
-                                  sockets=self._http_sockets, leader=self.is_leader)
+                                  sockets=self._http_sockets, leader=self.is_leader,
+                                  listen=self._http_listen)
         if self.http is None:
-            log.info("http: off (no [http] listen)")
+            log.info("http: off")
             return
         from bot.web.part import mount  # the web inbox, on the same listener
 

@@ -57,6 +57,8 @@ class WebApp:
         self.shown = Shown()
         self.limiter = LoginLimiter()
         self.signer: Signer | None = None
+        # The one-time link's token (bot/web/firstlink.py) until it is printed, then None.
+        self.first_token: str | None = None
         self._owned: set[Any] = set()
         self._task: asyncio.Task[None] | None = None
         self._signing_base: str | None = None

@@ -66,17 +66,18 @@ async def serve_cmd(args: Any) -> int:
 
 
 def read_password(from_stdin: bool) -> str:
-    """The new password: stdin's first line, or asked twice at the terminal."""
+    """The new password: stdin's first line, or asked twice at the terminal (its length
+    checked before the second time)."""
     from bot.web.passwords import check_password
 
     if from_stdin:
         return check_password(sys.stdin.readline().rstrip("\r\n"))
     if not sys.stdin.isatty():
         raise BadInput("no terminal to ask for the password; pipe it with --password-stdin")
-    first = getpass.getpass("Password: ")
+    first = check_password(getpass.getpass("Password: "))  # a short one is said at once
     if getpass.getpass("Again: ") != first:
         raise BadInput("the two passwords differ; nothing was changed")
-    return check_password(first)
+    return first
 
 
 @contextlib.asynccontextmanager

@@ -17,6 +17,10 @@ class Live:
 
     def __init__(self) -> None:
         self._streams: set[asyncio.Queue[str | None]] = set()
+        # Set by close(): a page's reconnect (its EventSource retries after 1 s, on a kept-alive
+        # connection the stopping server still serves) ends at once instead of holding the
+        # server's shutdown until its timeout.
+        self._closed = False
 
     @property
     def count(self) -> int:
@@ -28,6 +32,7 @@ class Live:
                 stream.put_nowait(event)
 
     def close(self) -> None:
+        self._closed = True
         for stream in list(self._streams):
             with contextlib.suppress(asyncio.QueueFull):
                 stream.put_nowait(None)
@@ -35,6 +40,8 @@ class Live:
     @contextlib.asynccontextmanager
     async def subscribed(self) -> AsyncIterator[asyncio.Queue[str | None]]:
         stream: asyncio.Queue[str | None] = asyncio.Queue(QUEUE_SIZE)
+        if self._closed:
+            stream.put_nowait(None)
         self._streams.add(stream)
         try:
             yield stream

@@ -1,5 +1,6 @@
 """Plugs the web inbox into the service: mounted on its `[http]` listener when `[web]` is
-enabled (the default), refusing a non-loopback address while no account exists."""
+enabled (the default), refusing a non-loopback address while no account exists, and on
+loopback with no account making the one-time link that creates the first one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 from typing import Any
 
 from bot.web.app import WebApp
+from bot.web.firstlink import first_link_issue
 from bot.web.pages import install
 from bot.web.settings import from_config, is_loopback
 from bot.web.store import AccountStore
@@ -17,15 +19,14 @@ from taskqueue import ConfigError
 log = logging.getLogger("signoff.web")
 
 
-async def refuse_without_accounts(store: AccountStore, host: str, port: int) -> None:
-    """Raise ConfigError when `host` is reachable from elsewhere and nobody can sign in
-    (on loopback, say once that nobody can sign in yet)."""
+async def refuse_without_accounts(store: AccountStore, host: str, port: int) -> str | None:
+    """Raise ConfigError when `host` is reachable from elsewhere and nobody can sign in; on
+    loopback with no account, a new one-time link's token (printed once by the caller with
+    firstlink.say_link_once), else None."""
     if await store.account_count() > 0:
-        return
+        return None
     if is_loopback(host):
-        log.warning("web: no account yet, so nobody can sign in; add one with "
-                    "`signoff web user add NAME`")
-        return
+        return await first_link_issue(store)
     raise ConfigError(
         f"the web inbox would listen on {host}:{port} with no account; add one with "
         "`signoff web user add NAME`, listen on 127.0.0.1, or set [web] enabled = false")
@@ -39,6 +40,8 @@ async def mount(service: Any) -> WebApp | None:
         return None
     app = WebApp(service.queue, settings, signal_config=service.config.signals,
                  telegram=bool(os.environ.get("TELEGRAM_BOT_TOKEN")))
-    await refuse_without_accounts(app.store, service.http.host, service.http.port)
+    # The token waits on the app until the service's next steps print it (bot/nextsteps.py).
+    app.first_token = await refuse_without_accounts(app.store, service.http.host,
+                                                    service.http.port)
     service.http.mount(functools.partial(install, app))
     return app

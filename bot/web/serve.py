@@ -12,6 +12,7 @@ import ssl
 from aiohttp import web
 
 from bot.web.app import WebApp
+from bot.web.firstlink import base_url, say_link_once
 from bot.web.pages import install
 from bot.web.part import refuse_without_accounts
 from bot.web.settings import from_config
@@ -55,7 +56,7 @@ async def serve(config: Config, listen: str, *, certfile: str | None = None,
     log.info("database: %s", describe_dsn(dsn))
     async with TaskQueue.connect(dsn, max_size=8) as queue:
         webapp = WebApp(queue, from_config(config), signal_config=config.signals)
-        await refuse_without_accounts(webapp.store, host, port)
+        token = await refuse_without_accounts(webapp.store, host, port)
         app = web.Application(client_max_size=1024 * 1024)
         install(webapp, app)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
@@ -68,7 +69,9 @@ async def serve(config: Config, listen: str, *, certfile: str | None = None,
                 raise ConfigError(f"cannot listen on {host}:{port} "
                                   f"({exc.strerror or exc})") from None
             scheme = "https" if context else "http"
-            log.warning("signoff web: serving on %s://%s:%d", scheme, host, port)
+            log.info("signoff web: serving on %s://%s:%d", scheme, host, port)
+            if token is not None:  # no account yet: the link that makes the first one
+                say_link_once(log, base_url(host, port, scheme), token)
             if ready is not None:
                 ready.set()
             await _wait(stop or asyncio.Event())

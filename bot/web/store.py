@@ -1,6 +1,7 @@
-"""The web channel's own tables (`web_accounts`, `web_secrets`): who may sign in, and the key
-that signs sessions. Migrated by the bot as owner "web"; queries are named blocks in
-sql/queries.sql, loaded once."""
+"""The web channel's own tables (`web_accounts`, `web_secrets`, `web_first_links`): who may
+sign in, the key that signs sessions, and the one-time links that create the first account.
+Migrated by the bot as owner "web"; queries are named blocks in sql/queries.sql, loaded
+once."""
 
 from __future__ import annotations
 
@@ -102,3 +103,24 @@ class AccountStore:
         found = await self._rows("secret_ensure", {"name": name,
                                                    "value": secrets.token_hex(32)})
         return bytes.fromhex(found[0]["value"])
+
+    async def first_link_add(self, token_hash: str, seconds: float) -> None:
+        """Keep a new one-time link's hash, valid for `seconds`."""
+        await self._rows("first_link_add", {"hash": token_hash, "seconds": seconds})
+
+    async def first_link_open(self, token_hash: str) -> tuple[bool, bool]:
+        """(whether the link still works, whether any account exists)."""
+        found = await self._rows("first_link_open", {"hash": token_hash})
+        if not found:
+            return False, await self.account_count() > 0
+        return bool(found[0]["usable"]), bool(found[0]["accounts"])
+
+    async def first_link_use(self, token_hash: str, name: str, password_hash: str) -> bool:
+        """Use the link to create the first account, at most once; False (nothing written)
+        when it is used, expired, unknown, or an account exists."""
+        params = {"hash": token_hash, "name": check_account_name(name),
+                  "password_hash": password_hash}
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(_queries()["first_link_lock"])
+            cur = await conn.execute(_queries()["first_link_use"], params)
+            return bool(await cur.fetchall())

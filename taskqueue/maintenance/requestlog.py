@@ -1,10 +1,13 @@
 """What the /healthz and /metrics server logs about requests it could not even parse: one
 line each, without aiohttp's traceback, and at most a few a minute, so a port scanner or a
-burst of garbage cannot flood the log."""
+burst of garbage cannot flood the log. A `token=` value in the quoted request (a one-time
+sign-in link's) and every registered secret are masked before the line is cut to length, so
+not even a part of one is logged."""
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import time
 from collections.abc import MutableMapping
@@ -13,12 +16,20 @@ from typing import Any
 from aiohttp.http_exceptions import HttpProcessingError
 
 from taskqueue.errors import printable
+from taskqueue.redact import MASK, redact
 
 # Lines about malformed requests per window; the rest are counted and said once.
 LINES_PER_WINDOW = 5
 WINDOW_SECONDS = 60.0
 # A line quotes this much of the parser's complaint.
 MAX_REASON_CHARS = 120
+# A query or path parameter named token (a sign-in link's), up to the next separator.
+_TOKEN = re.compile(r"(token=)[^\s&;#'\"\\]+", re.IGNORECASE)
+
+
+def mask_tokens(text: str) -> str:
+    """`text` with every `token=VALUE` shown as `token=[redacted]`."""
+    return _TOKEN.sub(lambda m: m[1] + MASK, text)
 
 
 class RequestLog(logging.LoggerAdapter[logging.Logger]):
@@ -54,7 +65,8 @@ class RequestLog(logging.LoggerAdapter[logging.Logger]):
             self._held += 1
             return
         self._said += 1
-        reason = printable(" ".join((exc.message or type(exc).__name__).split()))
+        reason = redact(mask_tokens(printable(" ".join(
+            (exc.message or type(exc).__name__).split()))))
         peer = context.rpartition(" from ")[2] if " from " in context else "?"
         self.logger.warning("http: malformed request from %s refused (%d): %s", peer,
                             exc.code, reason[:MAX_REASON_CHARS])

@@ -149,5 +149,12 @@ def test_the_http_table_is_checked_with_its_line(tmp_path: Path) -> None:
         http_settings(load_config(path, env={}))
     path.write_text('[http]\nlisten = "127.0.0.1:9464"\n')
     assert http_settings(load_config(path, env={})) == ("127.0.0.1:9464", 5.0)
+    # No table, or no listen: "auto" (the default address or a free port); "off": none.
     path.write_text('timezone = "UTC"\n')
+    assert http_settings(load_config(path, env={}))[0] == "auto"
+    path.write_text('[http]\nscrape_timeout_seconds = 2\n')
+    assert http_settings(load_config(path, env={})) == ("auto", 2.0)
+    path.write_text('[http]\nlisten = "off"\n')
     assert http_settings(load_config(path, env={}))[0] is None
+    path.write_text('[http]\nlisten = "Auto"\n')
+    assert http_settings(load_config(path, env={}))[0] == "auto"

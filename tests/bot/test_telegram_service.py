@@ -102,13 +102,14 @@ async def test_the_service_holds_one_listen_connection_for_its_pools_and_deliver
     await service.start()
     try:
         hub = ListenerHub.shared(dsn)
-        # Two pools and the Telegram delivery, all on the one connection.
-        await wait_for(lambda: _all_listening(hub, 3))
+        # Two pools, the Telegram delivery and the web channel (the inbox is served by
+        # default), all on the one connection.
+        await wait_for(lambda: _all_listening(hub, 4))
         assert len(listener_backends(dsn)) == 1
         await _woken(queue, fake, "mail", "first")
         assert terminate_listener(dsn) == 1
         await wait_for(lambda: _async(hub.connections == 2))
-        await wait_for(lambda: _all_listening(hub, 3))
+        await wait_for(lambda: _all_listening(hub, 4))
         assert len(listener_backends(dsn)) == 1
         await _woken(queue, fake, "post", "second")
     finally:

@@ -26,6 +26,7 @@ def test_init_writes_a_config_the_worker_accepts(cli: Cli, tmp_path: Path) -> No
     assert done.returncode == OK, done.stderr
     config = load_config(tmp_path / "new" / "signoff.toml", env={}, imports=False)
     assert config.capabilities["greet"].handler == "mywork.greetings:send_greeting"
+    assert config.sections["http"] == {"listen": "auto"}  # the inbox, where the service says
     assert (tmp_path / "new" / "mywork" / "greetings.py").exists()
     assert done.stdout.splitlines() == [f"wrote {tmp_path / 'new' / 'signoff.toml'}",
                                         f"wrote {tmp_path / 'new' / 'mywork' / 'greetings.py'}"]

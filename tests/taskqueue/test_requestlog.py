@@ -71,3 +71,27 @@ async def test_aiohttps_own_logger_prints_a_traceback_per_malformed_request(
         await runner.cleanup()
     tracebacks = [r for r in http_records(caplog) if r.exc_info]
     assert len(tracebacks) >= 5
+
+
+async def test_a_token_in_a_malformed_request_is_masked_before_the_line_is_cut(
+        queue: TaskQueue, caplog: pytest.LogCaptureFixture) -> None:
+    # aiohttp quotes the request line in its complaint, sign-in link and all.
+    token = "Zx9" * 30
+    caplog.set_level(logging.DEBUG)
+    server = ObservabilityServer(queue, "127.0.0.1:0")
+    await server.start()
+    try:
+        caplog.clear()
+        for raw in (b"GET /welcome?token=%s\x00 HTTP/1.1\r\n\r\n",
+                    b"GE\x01T /welcome?a=1&token=%s HTTP/1.1\r\n\r\n"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(raw % token.encode())
+            await writer.drain()
+            await reader.read(4096)
+            writer.close()
+            await writer.wait_closed()
+    finally:
+        await server.stop()
+    lines = [r.getMessage() for r in http_records(caplog)]
+    assert len(lines) == 2 and all("token=[redacted]" in line for line in lines), lines
+    assert not any(token[:6] in line for line in lines)

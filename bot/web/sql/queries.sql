@@ -33,3 +33,38 @@ UPDATE web_accounts SET last_login_at = now() WHERE name = %(name)s RETURNING na
 INSERT INTO web_secrets (name, value) VALUES (%(name)s, decode(%(value)s, 'hex'))
 ON CONFLICT (name) DO UPDATE SET value = web_secrets.value
 RETURNING encode(value, 'hex') AS value;
+
+-- name: first_link_add
+-- A new one-time link (its token's hash); links past their expiry by a day go at the same time,
+-- so the table stays as small as the number of recent starts.
+WITH old AS (DELETE FROM web_first_links WHERE expires_at < now() - interval '1 day')
+INSERT INTO web_first_links (token_hash, expires_at)
+VALUES (%(hash)s, now() + make_interval(secs => %(seconds)s::float8))
+RETURNING token_hash;
+
+-- name: first_link_open
+-- Whether the link still works: unused, not expired, and nobody has an account yet.
+SELECT (used_at IS NULL AND expires_at > now()
+        AND NOT EXISTS (SELECT 1 FROM web_accounts)) AS usable,
+       EXISTS (SELECT 1 FROM web_accounts) AS accounts
+FROM web_first_links WHERE token_hash = %(hash)s;
+
+-- name: first_link_lock
+-- Serializes the first accounts' creation: two links (two services started with no account)
+-- used at the same moment still make one first account, the other is refused.
+SELECT pg_advisory_xact_lock(hashtext('signoff web first account'));
+
+-- name: first_link_use
+-- Marks the link used and creates the account in one statement, after first_link_lock in the
+-- same transaction. A link used twice at once: the second UPDATE waits for the first's row
+-- lock, then sees used_at set and changes nothing, so it creates nothing.
+WITH used AS (
+    UPDATE web_first_links SET used_at = now(), used_by = %(name)s
+    WHERE token_hash = %(hash)s AND used_at IS NULL AND expires_at > now()
+      AND NOT EXISTS (SELECT 1 FROM web_accounts)
+    RETURNING token_hash
+)
+INSERT INTO web_accounts (name, password_hash)
+SELECT %(name)s, %(password_hash)s FROM used
+ON CONFLICT (name) DO NOTHING
+RETURNING name;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import ssl
 import subprocess
@@ -12,8 +13,10 @@ import aiohttp
 import pytest
 
 from bot.web.serve import serve
-from taskqueue import Config
-from tests.taskqueue.cli_helpers import closed_port
+from bot.web.store import AccountStore
+from taskqueue import Config, TaskQueue
+from tests.bot.web.conftest import PASSWORD_HASH
+from tests.taskqueue.cli_helpers import closed_port, count
 
 
 @pytest.fixture
@@ -45,3 +48,36 @@ async def test_over_tls_the_cookies_are_secure_httponly_and_strict(
     finally:
         stop.set()
         assert await asyncio.wait_for(serving, 60) == 0
+
+
+async def _serve_once(dsn: str, monkeypatch: pytest.MonkeyPatch,
+                      caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """`signoff web` started and stopped; the records of the signoff.web logger."""
+    monkeypatch.setenv("DATABASE_URL", dsn)
+    caplog.set_level(logging.DEBUG)
+    port = closed_port()
+    ready, stop = asyncio.Event(), asyncio.Event()
+    serving = asyncio.create_task(serve(Config(), f"127.0.0.1:{port}", ready=ready, stop=stop))
+    await asyncio.wait_for(ready.wait(), 60)
+    stop.set()
+    assert await asyncio.wait_for(serving, 60) == 0
+    return [r for r in caplog.records if r.name == "signoff.web"]
+
+
+async def test_the_serving_line_is_info_and_with_no_account_a_one_time_link_follows(
+        dsn: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    records = await _serve_once(dsn, monkeypatch, caplog)
+    serving = [r for r in records if "signoff web: serving on http://127.0.0.1:" in r.getMessage()]
+    assert [r.levelno for r in serving] == [logging.INFO]
+    links = [r.getMessage() for r in records if "/welcome?token=" in r.getMessage()]
+    assert len(links) == 1 and links[0].startswith("inbox: http://127.0.0.1:")
+    assert not [r for r in records if r.levelno >= logging.WARNING]
+
+
+async def test_with_an_account_no_link_is_made(
+        dsn: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    async with TaskQueue.connect(dsn, max_size=1) as queue:
+        await AccountStore(queue.pool).account_add("ada", PASSWORD_HASH)
+    records = await _serve_once(dsn, monkeypatch, caplog)
+    assert not [r for r in records if "token=" in r.getMessage()]
+    assert count(dsn, "SELECT count(*) FROM web_first_links") == 0
