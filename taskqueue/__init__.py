@@ -131,6 +131,7 @@ if TYPE_CHECKING:
     )
     from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
     from taskqueue.store.queries import parse as parse_queries
+    from taskqueue.store.requests import AskedRequest
     from taskqueue.store.states import TRANSITIONS, Decision, Status
 
 # `redact` names both a submodule and a function. Importing the submodule (which most of
@@ -150,6 +151,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'ApprovalExpired': ('taskqueue.errors', 'ApprovalExpired'),
     'ApprovalNotFound': ('taskqueue.errors', 'ApprovalNotFound'),
     'Attachment': ('taskqueue.store.models', 'Attachment'),
+    'AskedRequest': ('taskqueue.store.requests', 'AskedRequest'),
     'AttachmentTooLarge': ('taskqueue.errors', 'AttachmentTooLarge'),
     'Backoff': ('taskqueue.runtime.backoff', 'Backoff'),
     'BadInput': ('taskqueue.errors', 'BadInput'),
@@ -313,6 +315,7 @@ __all__ = [
     "Approval",
     "ApprovalExpired",
     "ApprovalNotFound",
+    "AskedRequest",
     "Attachment",
     "AttachmentTooLarge",
     "Backoff",

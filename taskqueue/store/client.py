@@ -68,6 +68,7 @@ from taskqueue.store.models import (
 from taskqueue.store.notifications import NotificationsMixin
 from taskqueue.store.queries import query
 from taskqueue.store.reads import ReadsMixin
+from taskqueue.store.requests import RequestsMixin
 from taskqueue.store.services import ServicesMixin
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
 
@@ -83,7 +84,7 @@ class DecisionReads:
 
 
 class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
-                AnalyticsMixin, QueueBase):
+                AnalyticsMixin, RequestsMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod
