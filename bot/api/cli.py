@@ -33,11 +33,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     q.set_defaults(func=token_add_cmd)
     q = token_sub.add_parser("list", help="list the tokens (never the tokens themselves)",
                              epilog="example: signoff token list --json")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="print the tokens' records as JSON")
     q.set_defaults(func=token_list_cmd)
     q = token_sub.add_parser("revoke", help="revoke a token: refused from its next request",
                              epilog="example: signoff token revoke ci")
-    q.add_argument("name")
+    q.add_argument("name", help="the token's name")
     q.add_argument("--json", action="store_true", help='print {"name", "revoked"}')
     q.set_defaults(func=token_revoke_cmd)
 

@@ -11,7 +11,17 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn, cast
 
-from taskqueue.cli import attachments, completion, embedded, init, manners, produce, prune, stats
+from taskqueue.cli import (
+    ask,
+    attachments,
+    completion,
+    embedded,
+    init,
+    manners,
+    produce,
+    prune,
+    stats,
+)
 from taskqueue.cli import commands as cmd
 from taskqueue.cli import worker as cli_worker
 from taskqueue.cli.arguments import cap_value, non_negative, positive
@@ -229,7 +239,8 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
-                attachments.add_parser, init.add_parser, completion.add_parser):
+                attachments.add_parser, init.add_parser, completion.add_parser,
+                ask.add_parser):
         add(sub)
     if plugins:
         _add_plugin_commands(sub)
