@@ -7,13 +7,15 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from taskqueue.cli.remote import URL_ENV, RemoteQueue
 from taskqueue.config.settings import load_config
 from taskqueue.errors import Conflict
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import NewAttachment
+
+if TYPE_CHECKING:
+    from taskqueue.store.client import TaskQueue
 
 # Exit codes of `signoff ask --wait` for each way a request ends (0: approved).
 EXIT_CODES = {"approved": 0, "revised": 10, "skipped": 11, "expired": 12, "cancelled": 13,
@@ -27,6 +29,8 @@ class Asker(Protocol):
                    key: str | None = None) -> dict[str, Any]: ...
 
     async def wait(self, request_id: int, timeout: float | None) -> dict[str, Any]: ...
+
+    async def get(self, request_id: int) -> dict[str, Any]: ...
 
 
 class LocalAsker:
@@ -56,6 +60,9 @@ class LocalAsker:
                                                   else timeout)
             if timeout is not None or not found.is_open:
                 return found.to_json()
+
+    async def get(self, request_id: int) -> dict[str, Any]:
+        return (await self.queue.request_get(request_id)).to_json()
 
 
 @asynccontextmanager

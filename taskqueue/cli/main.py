@@ -18,6 +18,7 @@ from taskqueue.cli import (
     embedded,
     init,
     manners,
+    mcp_server,
     produce,
     prune,
     stats,
@@ -240,7 +241,7 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
                 attachments.add_parser, init.add_parser, completion.add_parser,
-                ask.add_parser):
+                ask.add_parser, mcp_server.add_parser):
         add(sub)
     if plugins:
         _add_plugin_commands(sub)
