@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         secret_register_env,
         secret_register_environment,
     )
+    from taskqueue.runtime.approval import NotSignedOff, require_approval
     from taskqueue.runtime.backoff import Backoff, full_jitter
     from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
     from taskqueue.runtime.cron import cron_next, cron_trigger
@@ -198,6 +199,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'NotAnApprover': ('taskqueue.errors', 'NotAnApprover'),
     'NotApproved': ('taskqueue.runtime.gate', 'NotApproved'),
     'NotFound': ('taskqueue.errors', 'NotFound'),
+    'NotSignedOff': ('taskqueue.runtime.approval', 'NotSignedOff'),
     'NothingHappened': ('taskqueue.runtime.gate', 'NothingHappened'),
     'NothingToClaim': ('taskqueue.errors', 'NothingToClaim'),
     'Notification': ('taskqueue.store.models', 'Notification'),
@@ -269,6 +271,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'read_stats': ('taskqueue.maintenance.stats', 'read_stats'),
     'reaper_check': ('taskqueue.maintenance.endpoints', 'reaper_check'),
     'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
+    'require_approval': ('taskqueue.runtime.approval', 'require_approval'),
     'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
     'run_main': ('taskqueue.errors', 'run_main'),
     'run_slice': ('taskqueue.runtime.runner', 'run_slice'),
@@ -357,6 +360,7 @@ __all__ = [
     "NotAnApprover",
     "NotApproved",
     "NotFound",
+    "NotSignedOff",
     "NothingHappened",
     "NothingToClaim",
     "Notification",
@@ -425,6 +429,7 @@ __all__ = [
     "reaper_check",
     "redact",
     "rename_points",
+    "require_approval",
     "resolve_dsn",
     "run_main",
     "run_slice",

@@ -25,7 +25,7 @@ from taskqueue.store.checks import (
 )
 from taskqueue.store.models import JSON, Approval, NewAttachment, iso
 from taskqueue.store.queries import query
-from taskqueue.store.states import Status
+from taskqueue.store.states import Decision, Status
 
 # The longest idempotency key, in characters.
 MAX_KEY_CHARS = 200
@@ -60,6 +60,15 @@ class AskedRequest:
     @property
     def is_open(self) -> bool:
         return self.status == "needs_approval"
+
+    @property
+    def decision(self) -> Decision | None:
+        """The decision (None while open)."""
+        return self.approval.decision
+
+    @property
+    def note(self) -> str | None:
+        return self.approval.note
 
     def to_json(self) -> JSON:
         a = self.approval
@@ -162,6 +171,23 @@ class RequestsMixin(QueueBase):
                     await self._notify(conn, APPROVALS_CHANNEL, str(found.approval.id))
                 continue
             await asyncio.sleep(min(WAIT_POLL_SECONDS, left))
+
+    async def ask(self, capability: str, question: str, *, request: JSON | None = None,
+                  key: str | None = None, wait: float | None = None,
+                  asked_by: str = "python", attachments: Iterable[NewAttachment] = (),
+                  expires_in: float | None = None,
+                  required_approvals: int | None = None) -> AskedRequest:
+        """Ask a person from code outside a worker and wait durably: park a request (or
+        find the one `key` made, so a restarted process resumes the same wait) and return
+        it once decided, or as it is after `wait` seconds (None: until decided)."""
+        asked, _ = await self.request_park(
+            capability, question, asked_by=asked_by, request=request,
+            attachments=attachments, expires_in=expires_in,
+            required_approvals=required_approvals, key=key)
+        while True:
+            found = await self.request_wait(asked.id, 60 if wait is None else wait)
+            if wait is not None or not found.is_open:
+                return found
 
     async def request_done(self, task_id: int, by: str, result: JSON | None = None
                            ) -> AskedRequest:
