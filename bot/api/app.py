@@ -17,6 +17,7 @@ from bot.api.errors import ApiError, from_core, json_response
 from bot.api.ratelimit import TokenBuckets
 from bot.api.settings import ApiSettings
 from bot.api.store import PREFIX, Token, TokenStore
+from bot.api.waker import Waker
 from taskqueue import TRANSIENT, SignoffError, TaskQueue
 
 log = logging.getLogger("signoff.api")
@@ -69,6 +70,8 @@ class ApiApp:
         self.store = TokenStore(queue.pool)
         self.buckets = TokenBuckets(self.settings.rate_per_minute, self.settings.burst)
         self.routes: dict[Any, Route] = {}
+        conninfo = queue.pool.conninfo
+        self.waker = Waker(conninfo if isinstance(conninfo, str) else None)
 
     @property
     def bounds(self) -> Bounds:
@@ -82,6 +85,10 @@ class ApiApp:
             added = app.router.add_route(route.method, path, route.handler)
             self.routes[added] = route
         app.middlewares.append(self._middleware)
+        app.on_cleanup.append(self._cleanup)
+
+    async def _cleanup(self, app: web.Application) -> None:
+        await self.waker.close()
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -65,7 +65,7 @@ async def request_status(request: web.Request) -> web.StreamResponse:
         wait = -1.0
     if not 0 <= wait <= MAX_WAIT:
         raise ApiError(400, "bad_input", f"wait is 0 to {MAX_WAIT} seconds")
-    asked = await api.queue.request_wait(task_id(request), wait)
+    asked = await api.queue.request_wait(task_id(request), wait, changed=api.waker.changed)
     return json_response(request_json(request, asked))
 
 

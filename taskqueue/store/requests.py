@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,8 +29,10 @@ from taskqueue.store.states import Decision, Status
 
 # The longest idempotency key, in characters.
 MAX_KEY_CHARS = 200
-# How often a wait reads the request again (seconds).
+# How often a wait reads the request again (seconds); with a `changed` signal, at least
+# this often.
 WAIT_POLL_SECONDS = 0.25
+CHANGED_CHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,13 @@ class RequestsMixin(QueueBase):
                                                             "key": key})
             return None if found is None else await self._request_read(conn, found["task_id"])
 
-    async def request_wait(self, task_id: int, timeout: float) -> AskedRequest:
+    async def request_wait(self, task_id: int, timeout: float, *,
+                           changed: Callable[[float], Awaitable[object]] | None = None
+                           ) -> AskedRequest:
         """The request once it is decided (or expired, or cancelled), or as it is when
-        `timeout` seconds have passed."""
+        `timeout` seconds have passed. It reads the request again every WAIT_POLL_SECONDS,
+        or, given `changed` (which returns when an approval may have changed, or after the
+        seconds it is given), whenever that returns and at least every second."""
         deadline = time.monotonic() + max(timeout, 0)
         while True:
             found = await self.request_get(task_id)
@@ -170,7 +176,10 @@ class RequestsMixin(QueueBase):
                                     {"approval_id": found.approval.id})
                     await self._notify(conn, APPROVALS_CHANNEL, str(found.approval.id))
                 continue
-            await asyncio.sleep(min(WAIT_POLL_SECONDS, left))
+            if changed is None:
+                await asyncio.sleep(min(WAIT_POLL_SECONDS, left))
+            else:
+                await changed(min(CHANGED_CHECK_SECONDS, left))
 
     async def ask(self, capability: str, question: str, *, request: JSON | None = None,
                   key: str | None = None, wait: float | None = None,
