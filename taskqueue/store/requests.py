@@ -111,7 +111,8 @@ class RequestsMixin(QueueBase):
                            required_approvals: int | None = None,
                            key: str | None = None) -> tuple[AskedRequest, bool]:
         """Park a new request (a task of `capability` born needs_approval, with its
-        question), or find the one `key` already made; (request, created)."""
+        question), or find the one `key` already made; (request, created). Conflict when
+        the capability's max_parked questions already wait."""
         check_capability(capability)
         check_name(asked_by, "the asker", required=True)
         check_text(question, "the question", MAX_QUESTION_CHARS, required=True)
@@ -130,6 +131,7 @@ class RequestsMixin(QueueBase):
                 if found is not None:
                     return await self._request_read(conn, found["task_id"]), False
             await conn.execute(query("request_capability_ensure"), params)
+            await self._request_room(conn, capability)
             task = await self._one(conn, "request_task_insert", params | {
                 "payload": Jsonb({"asked_by": asked_by})})
             assert task is not None
@@ -143,6 +145,16 @@ class RequestsMixin(QueueBase):
             await self._one(conn, "request_insert", params)
             await self._notify(conn, APPROVALS_CHANNEL, str(approval["id"]))
             return await self._request_read(conn, task["id"]), True
+
+    async def _request_room(self, conn: Conn, capability: str) -> None:
+        """Conflict when the capability's max_parked questions already wait."""
+        await conn.execute(query("request_capability_lock"), {"capability": capability})
+        room = await self._one(conn, "request_room", {"capability": capability})
+        if room is not None and room["max_parked"] is not None and \
+                room["parked"] >= room["max_parked"]:
+            raise Conflict(f"capability {capability} already has {room['parked']} questions "
+                           f"waiting (max_parked {room['max_parked']}); ask again once "
+                           "one is decided")
 
     async def request_get(self, task_id: int) -> AskedRequest:
         """One request by its task's id; TaskNotFound when no ask made that task."""

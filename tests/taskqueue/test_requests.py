@@ -160,3 +160,26 @@ async def test_a_worker_task_is_not_a_request(queue: TaskQueue) -> None:
         await queue.request_get(task.id)
     with pytest.raises(TaskNotFound):
         await queue.request_get(999_999)
+
+
+async def test_max_parked_bounds_the_open_asks(queue: TaskQueue) -> None:
+    await queue.capability_set("deploys", max_parked=2)
+    first, _ = await queue.request_park("deploys", "One?", asked_by="ci", key="one")
+    await queue.request_park("deploys", "Two?", asked_by="ci")
+    with pytest.raises(Conflict, match="max_parked 2"):
+        await queue.request_park("deploys", "Three?", asked_by="ci")
+    again, created = await queue.request_park("deploys", "One?", asked_by="ci", key="one")
+    assert not created and again.id == first.id  # a known key is no new question
+    await queue.approval_decide_for_task(first.id, "approved", "ada")
+    await queue.request_park("deploys", "Three?", asked_by="ci")
+    assert await value(queue, "SELECT count(*) FROM tasks") == 3
+
+
+async def test_concurrent_asks_never_pass_max_parked(queue: TaskQueue) -> None:
+    await queue.capability_set("deploys", max_parked=3)
+    results = await asyncio.gather(*[
+        queue.request_park("deploys", "Go?", asked_by="ci") for _ in range(8)],
+        return_exceptions=True)
+    assert sum(not isinstance(r, BaseException) for r in results) == 3
+    assert all(isinstance(r, Conflict) for r in results if isinstance(r, BaseException))
+    assert await value(queue, "SELECT count(*) FROM tasks") == 3

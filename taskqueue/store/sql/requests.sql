@@ -10,6 +10,18 @@ SELECT pg_advisory_xact_lock(hashtextextended('signoff.ask:' || %(capability)s |
 -- name: request_find
 SELECT * FROM task_requests WHERE capability = %(capability)s AND key = %(key)s;
 
+-- name: request_capability_lock
+-- Serializes the asks of one capability, so its max_parked holds between the count and
+-- the insert.
+SELECT pg_advisory_xact_lock(hashtextextended('signoff.ask-cap:' || %(capability)s, 0));
+
+-- name: request_room
+-- The capability's max_parked (NULL: no cap) and how many of its tasks wait now.
+SELECT c.max_parked,
+       (SELECT count(*) FROM tasks t
+        WHERE t.capability = c.capability AND t.status = 'needs_approval') AS parked
+FROM capabilities c WHERE c.capability = %(capability)s;
+
 -- name: request_capability_ensure
 -- A capability asked of for the first time gets a row with the defaults.
 INSERT INTO capabilities (capability) VALUES (%(capability)s) ON CONFLICT DO NOTHING;
