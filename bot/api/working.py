@@ -1,6 +1,7 @@
 """The working routes, for workers in any language: claim, then heartbeat, save state,
 release, park, complete or fail, each fenced on the worker and its claim token exactly as
-the CLI's and the Python API's (a lost claim: 409 lease_lost)."""
+the CLI's and the Python API's (a lost claim: 409 lease_lost). The worker's name defaults
+to the token's actor, so its events are recorded as the token's person or agent:NAME."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.api.app import Route, api_of, task_id
+from bot.api.app import Route, api_of, task_id, token_of
 from bot.api.bodies import base64_files, json_field, number_field, read_object, text_field
 from bot.api.errors import ApiError, json_response
 from taskqueue import TaskQueue
@@ -21,18 +22,23 @@ async def _fenced(request: web.Request, limit_files: bool = False
     bounds = api.bounds
     body = await read_object(request, bounds.json_body if limit_files else bounds.plain_body,
                              empty_ok=False)
-    worker = text_field(body, "worker", required=True)
     claim = text_field(body, "claim", required=True)
-    return api.queue, body, {"task_id": task_id(request), "worker": worker, "claim": claim}
+    return api.queue, body, {"task_id": task_id(request), "worker": _worker(request, body),
+                             "claim": claim}
+
+
+def _worker(request: web.Request, body: dict[str, Any]) -> str:
+    """The body's `worker`, else the token's actor (its person, or agent:NAME)."""
+    return text_field(body, "worker") or token_of(request).actor
 
 
 async def claim(request: web.Request) -> web.StreamResponse:
     api = api_of(request)
     body = await read_object(request, api.bounds.plain_body, empty_ok=False)
     capability = text_field(body, "capability", required=True)
-    worker = text_field(body, "worker", required=True)
-    assert capability is not None and worker is not None
-    task = await api.queue.task_claim(capability, worker, lease=number_field(body, "lease"))
+    assert capability is not None
+    task = await api.queue.task_claim(capability, _worker(request, body),
+                                      lease=number_field(body, "lease"))
     if task is None:
         return web.Response(status=204)
     return json_response(task.to_json())
@@ -98,10 +104,13 @@ async def fail(request: web.Request) -> web.StreamResponse:
     return json_response(task.to_json())
 
 
+_WORKER = {"type": "string", "description": "default: the token's person, or agent:NAME"}
+
+
 def _fence_body(**more: Any) -> dict[str, Any]:
-    required = ["worker", "claim", *[k for k, v in more.items() if v.pop("required", False)]]
+    required = ["claim", *[k for k, v in more.items() if v.pop("required", False)]]
     return {"type": "object", "required": required,
-            "properties": {"worker": {"type": "string"},
+            "properties": {"worker": _WORKER,
                            "claim": {"type": "string", "description": "the claim token"},
                            **more}}
 
@@ -110,8 +119,8 @@ _LOST = {200: "the task", 404: "no such task", 409: "lease_lost: the claim is no
 
 ROUTES = [
     Route("POST", "/work/claim", claim, ("work",), "Claim the next task of a capability",
-          body={"type": "object", "required": ["capability", "worker"],
-                "properties": {"capability": {"type": "string"}, "worker": {"type": "string"},
+          body={"type": "object", "required": ["capability"],
+                "properties": {"capability": {"type": "string"}, "worker": _WORKER,
                                "lease": {"type": "number"}}},
           answers={200: "the claimed task, its `claim` the token to fence on",
                    204: "nothing to claim"}),

@@ -48,3 +48,22 @@ async def test_release_fail_and_park_with_files(api: Api) -> None:
     status, body, _ = await api.call("POST", f"/api/v1/tasks/{task_id}/complete", token,
                                      json={"worker": "w2"})
     assert (status, body["error"]) == (400, "bad_input")
+
+
+async def test_the_worker_defaults_to_the_tokens_actor(api: Api) -> None:
+    agent = await api.token("node", None, ("work",))
+    person = await api.token("ada-worker", "ada", ("work",))
+    first, second = await enqueue(api.queue, "jobs"), await enqueue(api.queue, "jobs")
+    _, task, _ = await api.call("POST", "/api/v1/work/claim", agent, json={"capability": "jobs"})
+    assert (task["id"], task["worker"]) == (first, "agent:node")
+    status, done, _ = await api.call("POST", f"/api/v1/tasks/{first}/complete", agent,
+                                     json={"claim": task["claim"]})
+    assert (status, done["status"]) == (200, "succeeded")
+    _, task, _ = await api.call("POST", "/api/v1/work/claim", person, json={"capability": "jobs"})
+    assert (task["id"], task["worker"]) == (second, "ada")
+    status, _, _ = await api.call("POST", f"/api/v1/tasks/{second}/complete", agent,
+                                  json={"claim": task["claim"]})
+    assert status == 409  # another token's actor does not hold it
+    events = (await api.queue.task_detail(first)).events
+    assert [(e.kind, e.actor) for e in events if e.kind != "enqueued"] == [
+        ("claimed", "agent:node"), ("completed", "agent:node")]
