@@ -18,7 +18,7 @@ from bot.api.ratelimit import TokenBuckets
 from bot.api.settings import ApiSettings
 from bot.api.store import PREFIX, Token, TokenStore
 from bot.api.waker import Waker
-from taskqueue import TRANSIENT, SignoffError, TaskQueue
+from taskqueue import TRANSIENT, SignoffError, TaskQueue, secret_register
 
 log = logging.getLogger("signoff.api")
 
@@ -157,7 +157,11 @@ class ApiApp:
         token = None
         if scheme.lower() == "bearer" and value.strip():
             token = await self.store.token_find(value.strip())
-        if token is None:
+        if token is not None:
+            # A live token is masked from now on in every log line and error of this
+            # process, wherever it might show up (a malformed request quoted by aiohttp).
+            secret_register(value.strip())
+        else:
             raise ApiError(401, "unauthorized",
                            "send a live token as `Authorization: Bearer TOKEN`",
                            headers={"WWW-Authenticate": 'Bearer realm="signoff"'})

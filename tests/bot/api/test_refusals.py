@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from taskqueue import redact
 from taskqueue.store.checks import Limits
 from tests.bot.api.conftest import Api
 from tests.taskqueue.factories import value
@@ -138,6 +139,8 @@ async def test_a_token_in_the_url_is_refused_and_never_logged(
     await api.call("POST", "/api/v1/requests", f"{token}x", json=ASK)
     assert token not in caplog.text and token[8:20] not in caplog.text
     assert "api: GET /tasks -> 400 token=-" in caplog.text
+    # Once used, the token is a registered secret: masked wherever it would be written.
+    assert token not in redact(f"GET /api/v1/tasks?token={token} HTTP/1.1")
 
 
 async def test_unknown_paths_ids_and_methods(api: Api) -> None:
