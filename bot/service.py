@@ -14,7 +14,8 @@ database pool closes. A part that keeps a `health` (a taskqueue ChannelReport) i
 API has not answered yet) is logged as retrying, not started.
 
 With a listener, the web inbox (`bot.web.part.mount(service)`) adds its pages to the same
-aiohttp application before it starts, unless `[web] enabled = false`.
+aiohttp application before it starts, unless `[web] enabled = false`, and so does the HTTP
+API (`bot.api.part.mount(service)`, /api/v1/) unless `[api] enabled = false`.
 
 Any number of services may share one database. One of them leads (a PostgreSQL
 advisory lock held by the core's `Leadership`): only the leader long-polls Telegram and runs
@@ -94,12 +95,15 @@ def default_telegram(service: Service) -> TelegramPart | None:
 
 
 async def migrate_channels(dsn: str) -> list[str]:
-    """The delivery channels' own migrations (Telegram's message table, the web's accounts)."""
+    """The delivery channels' own migrations (Telegram's message table, the web's accounts,
+    the HTTP API's tokens)."""
+    from bot.api.store import migrate_tokens
     from bot.telegram.store import migrate_messages
     from bot.web.store import migrate_accounts
 
     return ([f"telegram/{v}" for v in await migrate_messages(dsn)]
-            + [f"web/{v}" for v in await migrate_accounts(dsn)])
+            + [f"web/{v}" for v in await migrate_accounts(dsn)]
+            + [f"api/{v}" for v in await migrate_tokens(dsn)])
 
 
 def check_channels(config: Config) -> None:
@@ -215,9 +219,11 @@ class Service:
         if self.http is None:
             log.info("http: off")
             return
+        from bot.api.part import mount as mount_api  # the HTTP API, on the same listener
         from bot.web.part import mount  # the web inbox, on the same listener
 
         self.web = await mount(self)
+        await mount_api(self)
         await self.http.start()
 
     def is_leader(self) -> bool:

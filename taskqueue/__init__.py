@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         secret_register_env,
         secret_register_environment,
     )
+    from taskqueue.runtime.approval import NotSignedOff, require_approval
     from taskqueue.runtime.backoff import Backoff, full_jitter
     from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
     from taskqueue.runtime.cron import cron_next, cron_trigger
@@ -135,6 +136,7 @@ if TYPE_CHECKING:
     from taskqueue.store.notifications import NOTIFICATIONS_CHANNEL
     from taskqueue.store.passkeys import Passkey
     from taskqueue.store.queries import parse as parse_queries
+    from taskqueue.store.requests import AskedRequest
     from taskqueue.store.signing import Assertion, SignatureInvalid, approval_challenge
     from taskqueue.store.states import TRANSITIONS, Decision, Status
 
@@ -155,6 +157,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'ApprovalExpired': ('taskqueue.errors', 'ApprovalExpired'),
     'ApprovalNotFound': ('taskqueue.errors', 'ApprovalNotFound'),
     'Attachment': ('taskqueue.store.models', 'Attachment'),
+    'AskedRequest': ('taskqueue.store.requests', 'AskedRequest'),
     'AttachmentTooLarge': ('taskqueue.errors', 'AttachmentTooLarge'),
     'Backoff': ('taskqueue.runtime.backoff', 'Backoff'),
     'BadInput': ('taskqueue.errors', 'BadInput'),
@@ -201,6 +204,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'NotAnApprover': ('taskqueue.errors', 'NotAnApprover'),
     'NotApproved': ('taskqueue.runtime.gate', 'NotApproved'),
     'NotFound': ('taskqueue.errors', 'NotFound'),
+    'NotSignedOff': ('taskqueue.runtime.approval', 'NotSignedOff'),
     'NothingHappened': ('taskqueue.runtime.gate', 'NothingHappened'),
     'NothingToClaim': ('taskqueue.errors', 'NothingToClaim'),
     'SchemaTooNew': ('taskqueue.errors', 'SchemaTooNew'),
@@ -277,6 +281,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'read_stats': ('taskqueue.maintenance.stats', 'read_stats'),
     'reaper_check': ('taskqueue.maintenance.healthchecks', 'reaper_check'),
     'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
+    'require_approval': ('taskqueue.runtime.approval', 'require_approval'),
     'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
     'run_main': ('taskqueue.errors', 'run_main'),
     'AuditMismatch': ('taskqueue.errors', 'AuditMismatch'),
@@ -334,6 +339,7 @@ __all__ = [
     "ApprovalExpired",
     "ApprovalNotFound",
     "ApproverGroup",
+    "AskedRequest",
     "Assertion",
     "Attachment",
     "AttachmentTooLarge",
@@ -378,6 +384,7 @@ __all__ = [
     "NotAnApprover",
     "NotApproved",
     "NotFound",
+    "NotSignedOff",
     "NothingHappened",
     "NothingToClaim",
     "Notification",
@@ -456,6 +463,7 @@ __all__ = [
     "reaper_check",
     "redact",
     "rename_points",
+    "require_approval",
     "require_extra",
     "resolve_dsn",
     "run_main",

@@ -4,6 +4,7 @@ where it says, and its commands run in a shell's order against a real database."
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -100,3 +101,34 @@ def test_the_documented_config_error_is_the_real_one(app: Path) -> None:
 
 def test_the_readme_stays_short() -> None:
     assert len(README.splitlines()) <= 300
+
+
+async def test_the_any_agent_curl_example_runs_as_written(dsn: str, queue: TaskQueue) -> None:
+    from bot.api.settings import ApiSettings
+    from tests.bot.api.conftest import serve_api
+
+    block = _block("sh", "curl -s localhost:8080")
+    runner, _, port = await serve_api(queue, ApiSettings(), {})
+    script = block.replace("signoff ", f"{sys.executable} -m taskqueue ").replace(
+        "localhost:8080", f"localhost:{port}")
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-euo", "pipefail", "-c", script, env=os.environ | {"DATABASE_URL": dsn},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while not await queue.approval_list_open():
+            assert time.monotonic() < deadline and proc.returncode is None, "nothing asked"
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)  # the second curl long-polls by now, or soon
+        await queue.approval_decide_for_task(1, "approved", "ada")
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
+        assert proc.returncode == 0, err.decode()
+    finally:
+        await runner.cleanup()
+    decoder, text, docs = json.JSONDecoder(), out.decode().strip(), []
+    while text:  # curl prints each answer without a newline after it
+        doc, end = decoder.raw_decode(text)
+        docs.append(doc)
+        text = text[end:].strip()
+    assert [(d["id"], d["status"]) for d in docs] == [(1, "needs_approval"), (1, "approved")]
+    assert docs[1]["decided_by"] == "ada"

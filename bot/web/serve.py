@@ -1,5 +1,5 @@
-"""`signoff web`: the web inbox on its own listener (plain HTTP, or TLS with a certificate),
-until SIGTERM or SIGINT."""
+"""`signoff web`: the web inbox and the HTTP API on their own listener (plain HTTP, or TLS
+with a certificate), until SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import ssl
 
 from aiohttp import web
 
+from bot.api.store import migrate_tokens
 from bot.web.app import WebApp
 from bot.web.firstlink import base_url, say_link_once
 from bot.web.pages import install
@@ -28,6 +29,18 @@ from taskqueue import (
 )
 
 log = logging.getLogger("signoff.web")
+
+
+def mount_api(queue: TaskQueue, config: Config, app: web.Application) -> None:
+    """The HTTP API beside the inbox (unless `[api] enabled = false`); its routes
+    read their own bodies within the queue's `[limits]`."""
+    from bot.api.part import api_app
+    from bot.api.routes import install as install_api
+
+    queue.limits = config.limits
+    api = api_app(queue, config)
+    if api is not None:
+        install_api(api, app)
 
 
 def tls_context(certfile: str | None, keyfile: str | None) -> ssl.SSLContext | None:
@@ -53,12 +66,14 @@ async def serve(config: Config, listen: str, *, certfile: str | None = None,
     dsn = resolve_dsn()
     await migrate(dsn)
     await migrate_accounts(dsn)
+    await migrate_tokens(dsn)
     log.info("database: %s", describe_dsn(dsn))
     async with TaskQueue.connect(dsn, max_size=8) as queue:
         webapp = WebApp(queue, from_config(config), signal_config=config.signals)
         token = await refuse_without_accounts(webapp.store, host, port)
         app = web.Application(client_max_size=1024 * 1024)
         install(webapp, app)
+        mount_api(queue, config, app)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
         await runner.setup()
         try:

@@ -12,7 +12,18 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn, cast
 
-from taskqueue.cli import attachments, completion, embedded, init, manners, produce, prune, stats
+from taskqueue.cli import (
+    ask,
+    attachments,
+    completion,
+    embedded,
+    init,
+    manners,
+    mcp_server,
+    produce,
+    prune,
+    stats,
+)
 from taskqueue.cli import audit as cli_audit
 from taskqueue.cli import commands as cmd
 from taskqueue.cli import worker as cli_worker
@@ -257,7 +268,7 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
                 _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
                 stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
                 attachments.add_parser, init.add_parser, completion.add_parser,
-                cli_audit.add_parser):
+                cli_audit.add_parser, ask.add_parser, mcp_server.add_parser):
         add(sub)
     if plugins:
         _add_plugin_commands(sub)

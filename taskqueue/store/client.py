@@ -74,6 +74,7 @@ from taskqueue.store.notifications import NotificationsMixin
 from taskqueue.store.passkeys import PasskeysMixin
 from taskqueue.store.queries import query
 from taskqueue.store.reads import ReadsMixin
+from taskqueue.store.requests import RequestsMixin
 from taskqueue.store.services import ServicesMixin
 from taskqueue.store.signing import Assertion, SignatureInvalid, verify_assertion
 from taskqueue.store.states import RETRYABLE, UNFINISHED, Decision, Status
@@ -90,7 +91,7 @@ class DecisionReads:
 
 
 class TaskQueue(BatchesMixin, ReadsMixin, ServicesMixin, NotificationsMixin, GatesMixin,
-                AnalyticsMixin, AuditMixin, PasskeysMixin, QueueBase):
+                AnalyticsMixin, AuditMixin, PasskeysMixin, RequestsMixin, QueueBase):
     """Durable tasks in PostgreSQL. Every method is one transaction."""
 
     @classmethod

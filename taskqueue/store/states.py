@@ -13,12 +13,14 @@ class Status(StrEnum):
     PENDING = "pending"
     # In: claim. Out: complete, release, park, fail, the reaper, cancel.
     RUNNING = "running"
-    # In: park. Out: a decision (approved, skipped), the reaper's expiry, cancel.
+    # In: park, or an ask (a request from outside a worker is born here). Out: a
+    # decision (approved, skipped; succeeded for an asked request), the reaper's expiry,
+    # cancel.
     NEEDS_APPROVAL = "needs_approval"
     # In: an approve or revise decision ("a human answered"). Out: claim (running,
     # ahead of pending work), cancel.
     APPROVED = "approved"
-    # In: complete. Out: none (final).
+    # In: complete; an approve of an asked request. Out: none (final).
     SUCCEEDED = "succeeded"
     # In: fail without retry or past max_attempts; the reaper past max_attempts.
     # Out: retry (pending). These are the dead letters.
@@ -52,8 +54,10 @@ TRANSITIONS: dict[str, frozenset[tuple[Status, Status]]] = {
     "park": frozenset({(Status.RUNNING, Status.NEEDS_APPROVAL)}),
     "complete": frozenset({(Status.RUNNING, Status.SUCCEEDED)}),
     "fail": frozenset({(Status.RUNNING, Status.PENDING), (Status.RUNNING, Status.FAILED)}),
+    # A request asked from outside a worker ends at its decision (succeeded or skipped).
     "decide": frozenset(
-        {(Status.NEEDS_APPROVAL, Status.APPROVED), (Status.NEEDS_APPROVAL, Status.SKIPPED)}
+        {(Status.NEEDS_APPROVAL, Status.APPROVED), (Status.NEEDS_APPROVAL, Status.SKIPPED),
+         (Status.NEEDS_APPROVAL, Status.SUCCEEDED)}
     ),
     "reap": frozenset(
         {

@@ -86,12 +86,20 @@ RETURNING id;
 DELETE FROM approval_votes WHERE approval_id = %(approval_id)s RETURNING person;
 
 -- name: task_after_decision
--- Approve and revise make the task claimable again ahead of new work; skip ends it.
-WITH t AS (
+-- Approve and revise make the task claimable again ahead of new work; skip ends it. A
+-- request asked from outside a worker (task_requests) has no worker to resume: any
+-- decision ends it, succeeded on an approve, skipped otherwise.
+WITH asked AS (
+    SELECT EXISTS (SELECT 1 FROM task_requests WHERE task_id = %(id)s) AS yes
+), t AS (
     UPDATE tasks SET
-        status = CASE WHEN %(decision)s = 'skipped' THEN 'skipped' ELSE 'approved' END,
+        status = CASE WHEN %(decision)s = 'skipped' THEN 'skipped'
+                      WHEN NOT (SELECT yes FROM asked) THEN 'approved'
+                      WHEN %(decision)s = 'approved' THEN 'succeeded'
+                      ELSE 'skipped' END,
         run_after = now(),
-        finished_at = CASE WHEN %(decision)s = 'skipped' THEN now() END
+        finished_at = CASE WHEN %(decision)s = 'skipped' OR (SELECT yes FROM asked)
+                           THEN now() END
     WHERE id = %(id)s AND status = 'needs_approval'
     RETURNING *
 ), ev AS (
