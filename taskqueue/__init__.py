@@ -112,6 +112,7 @@ if TYPE_CHECKING:
     from taskqueue.store.analytics import DecisionStats
     from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
     from taskqueue.store.batches import Completion, Failure, Releasing
+    from taskqueue.store.checks import person_key
     from taskqueue.store.client import TaskQueue
     from taskqueue.store.db import describe as describe_dsn
     from taskqueue.store.db import resolve_dsn
@@ -275,6 +276,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'migrate': ('taskqueue.store.migrate', 'migrate'),
     'one_line': ('taskqueue.errors', 'one_line'),
     'parse_listen': ('taskqueue.maintenance.listen', 'parse_listen'),
+    'person_key': ('taskqueue.store.checks', 'person_key'),
     'parse_queries': ('taskqueue.store.queries', 'parse'),
     'publish_path': ('taskqueue.config.settings', 'publish_path'),
     'read_signals': ('taskqueue.maintenance.signals', 'read_signals'),
@@ -457,6 +459,7 @@ __all__ = [
     "one_line",
     "parse_listen",
     "parse_queries",
+    "person_key",
     "publish_path",
     "read_signals",
     "read_stats",

@@ -8,6 +8,7 @@ from aiohttp import web
 from bot.api.app import Param, Route, api_of, task_id, token_of
 from bot.api.bodies import read_object, text_field
 from bot.api.errors import ApiError, json_response
+from taskqueue import person_key
 
 WORDS = {"approve": "approved", "revise": "revised", "skip": "skipped"}
 
@@ -25,6 +26,9 @@ async def decide(request: web.Request) -> web.StreamResponse:
     if token.person is None:
         raise ApiError(403, "no_person", f"token {token.name} has no person: it may ask, "
                        "never decide")
+    if api.settings.people and person_key(token.person) not in api.settings.people:
+        raise ApiError(403, "not_a_person", f"token {token.name}'s person {token.person} is "
+                       "not among the configured people ([people.NAME]): nothing recorded")
     body = await read_object(request, api.bounds.plain_body, empty_ok=False)
     word = text_field(body, "decision", required=True)
     if word not in WORDS:

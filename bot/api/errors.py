@@ -17,12 +17,18 @@ from taskqueue import (
     NotAnApprover,
     NotFound,
     NothingToClaim,
+    SchemaTooNew,
+    SignatureInvalid,
+    SignatureRequired,
     SignoffError,
     redact,
 )
 
 # (error name, HTTP status, the CLI's exit code) of each core error, most specific first.
 CORE_ERRORS: tuple[tuple[type[SignoffError], str, int, int], ...] = (
+    (SignatureRequired, "signature_required", 403, 8),
+    (SignatureInvalid, "signature_invalid", 403, 1),
+    (SchemaTooNew, "schema_too_new", 503, 1),
     (AttachmentTooLarge, "too_large", 413, 1),
     (BadInput, "bad_input", 400, 1),
     (NothingToClaim, "nothing_to_claim", 404, 3),
@@ -40,6 +46,7 @@ API_ERRORS: tuple[tuple[str, int, str], ...] = (
     ("unauthorized", 401, "no token, or not a live one"),
     ("forbidden", 403, "the token lacks the scope named in `scope`"),
     ("no_person", 403, "the token has no person: it may ask, never decide"),
+    ("not_a_person", 403, "the token's person is not among the configured [people.NAME]"),
     ("not_found", 404, "no such path, or no such task, request, approval or attachment"),
     ("method_not_allowed", 405, "the path takes another method"),
     ("too_large", 413, "the body (or a file, or a JSON value) is past the `[limits]`"),
@@ -68,7 +75,9 @@ def from_core(exc: SignoffError) -> ApiError:
     """The ApiError of a core error (its message is one line for the asker)."""
     for kind, name, status, _ in CORE_ERRORS:
         if isinstance(exc, kind):
-            return ApiError(status, name, str(exc))
+            # A signed capability's approve is made in the web inbox: say where.
+            link = getattr(exc, "link", None) if isinstance(exc, SignatureRequired) else None
+            return ApiError(status, name, str(exc), **({"url": link} if link else {}))
     return ApiError(500, "error", str(exc))
 
 

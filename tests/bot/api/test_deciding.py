@@ -3,6 +3,8 @@ eyes, and who may not decide."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from taskqueue import Status
 from tests.bot.api.conftest import Api
 from tests.taskqueue.factories import parked
@@ -70,3 +72,38 @@ async def test_a_person_not_among_the_approvers_is_refused(api: Api) -> None:
     status, refused, _ = await api.call("POST", f"/api/v1/approvals/{approval.id}/decision",
                                         ada, json={"decision": "approve"})
     assert (status, refused["error"]) == (403, "not_an_approver")
+
+
+async def test_a_signed_capability_refuses_an_api_approve_with_the_web_address(
+        api: Api) -> None:
+    """The API cannot sign: an approve of a signed_approvals capability is refused, nothing
+    recorded, and the answer names the card's address in the web inbox."""
+    await api.queue.capability_set("mail", signed_approvals=True)
+    await api.queue.signing_link_set("web", "https://inbox.example/tasks/{task_id}")
+    task, approval = await parked(api.queue, "mail")
+    ada = await api.token("ada", "ada", ("decide",))
+    status, refused, _ = await api.call("POST", f"/api/v1/approvals/{approval.id}/decision",
+                                        ada, json={"decision": "approve"})
+    assert (status, refused["error"]) == (403, "signature_required")
+    assert refused["url"] == f"https://inbox.example/tasks/{task.id}"
+    assert refused["url"] in refused["message"]
+    after = await api.queue.approval_get(approval.id)
+    assert after.decision is None and after.approvals == ()
+    # A skip needs no signature: the same person may still decide that way.
+    status, skipped, _ = await api.call("POST", f"/api/v1/approvals/{approval.id}/decision",
+                                        ada, json={"decision": "skip"})
+    assert (status, skipped["decision"]) == (200, "skipped")
+
+
+async def test_with_people_configured_only_a_configured_person_decides(api: Api) -> None:
+    api.app.settings = replace(api.app.settings, people=frozenset({"ada"}))
+    _, approval = await parked(api.queue, "mail")
+    eve = await api.token("eve", "eve", ("decide",))
+    status, refused, _ = await api.call("POST", f"/api/v1/approvals/{approval.id}/decision",
+                                        eve, json={"decision": "approve"})
+    assert (status, refused["error"]) == (403, "not_a_person")
+    assert (await api.queue.approval_get(approval.id)).approvals == ()
+    ada = await api.token("ada", " ADA ", ("decide",))  # the same person, as spelled elsewhere
+    status, decided, _ = await api.call("POST", f"/api/v1/approvals/{approval.id}/decision",
+                                        ada, json={"decision": "approve"})
+    assert (status, decided["decision"]) == (200, "approved")
