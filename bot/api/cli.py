@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     token_sub = p.add_subparsers(dest="token_command", required=True, metavar="COMMAND")
     q = token_sub.add_parser(
         "add", help="make a token (printed once, alone on the last line)",
+        description="Make a token. It has no --json: the token is printed once, alone on "
+                    "the last line, so `tail -1` takes it; `signoff token list --json` "
+                    "shows its record.",
         epilog="example: signoff token add laptop --person ada --scopes ask,decide,read")
     q.add_argument("name", help="the token's name (1-64 letters, digits, _ . @ -)")
     q.add_argument("--person", help="who the token acts as (without one it acts as "

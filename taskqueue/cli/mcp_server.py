@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="An MCP server over stdio (install signoff[mcp]) with the tools "
                     "request_approval, approval_status and permission_prompt (Claude "
                     "Code's --permission-prompt-tool). It asks through the database, or "
-                    "through a service's API with --url and SIGNOFF_TOKEN.",
+                    "through a service's API with --url and SIGNOFF_TOKEN. It has no --json: "
+                    "stdout carries the MCP protocol itself.",
         epilog="example: signoff mcp --capability agent_actions (registered with an MCP "
                "client as the server named signoff; see docs/api.md)")
     p.add_argument("--capability", default=DEFAULT_CAPABILITY, metavar="CAP",

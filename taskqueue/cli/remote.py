@@ -16,14 +16,18 @@ from typing import Any
 
 from taskqueue.errors import BadInput, Conflict, NotFound, SignoffError
 from taskqueue.redact import secret_register
+from taskqueue.runtime.backoff import Backoff
 from taskqueue.store.models import NewAttachment
 
 TOKEN_ENV = "SIGNOFF_TOKEN"
 URL_ENV = "SIGNOFF_URL"
 # One long-poll's wait (the API's most).
 POLL_SECONDS = 60
-# Connection errors while waiting are retried this often (seconds) until the timeout.
+# Connection errors while waiting are retried, jittered, first within about this long
+# (seconds), then up to RETRY_MAX_SECONDS apart, until the timeout.
 RETRY_SECONDS = 2.0
+# The longest wait between tries while the service cannot be reached.
+RETRY_MAX_SECONDS = 15.0
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 
@@ -116,6 +120,8 @@ class RemoteQueue:
         """The request once decided, or as it is at `timeout` (None: no end); the wait
         outlives a restart of the service (a connection refused is tried again)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        # Jittered: many waiting clients must not all retry at once when the service is back.
+        backoff = Backoff(RETRY_SECONDS / 2, RETRY_MAX_SECONDS)
         while True:
             left = POLL_SECONDS if deadline is None else max(deadline - time.monotonic(), 0)
             wait = min(POLL_SECONDS, left)
@@ -125,8 +131,9 @@ class RemoteQueue:
             except Unreachable:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise
-                await asyncio.sleep(RETRY_SECONDS)
+                await asyncio.sleep(backoff.next())
                 continue
+            backoff.reset()
             if found.get("status") != "needs_approval" or (
                     deadline is not None and time.monotonic() >= deadline):
                 return found

@@ -1,7 +1,9 @@
 """A seeded history of questions with exact times to decide, and its known answers.
 
 Each approval is inserted with SQL: decided `days_ago` days before now, asked exactly
-`seconds` before it was decided, so the times to decide are exact (whole seconds).
+`seconds` before it was decided, so the times to decide are exact (whole seconds). An approve
+is recorded as a real one is, its vote first and then the decision (the database refuses an
+`approved` approval without its counted approves, migration 0020).
 """
 
 from __future__ import annotations
@@ -31,15 +33,23 @@ async def seed_history(queue: TaskQueue, history: list[tuple] = HISTORY  # type:
                        ) -> list[int]:
     """One task and one approval per entry; the task ids, in order."""
     ids = []
+    # One moment for every statement: autocommit gives each its own now().
+    [now] = await sql(queue, "SELECT now() AS at")
     for cap, decision, by, seconds, days in history:
         task = await queue.task_enqueue(cap, {"n": len(ids)})
-        decided = "now() - make_interval(days => %s)"
-        await sql(queue, f"""
-            INSERT INTO approvals (task_id, question, created_at, expires_at, decision,
-                                   decided_by, decided_at)
-            VALUES (%s, %s, {decided} - make_interval(secs => %s), {decided} + interval '1 day',
-                    %s, %s, CASE WHEN %s::text IS NULL THEN NULL ELSE {decided} END)""",
-                  task.id, f"Question {len(ids)}?", days, seconds, days, decision, by,
-                  decision, days)
+        decided = "%s::timestamptz - make_interval(days => %s)"
+        [row] = await sql(queue, f"""
+            INSERT INTO approvals (task_id, question, created_at, expires_at)
+            VALUES (%s, %s, {decided} - make_interval(secs => %s), {decided} + interval '1 day')
+            RETURNING id""", task.id, f"Question {len(ids)}?", now["at"], days, seconds,
+                          now["at"], days)
+        if decision == "approved":
+            await sql(queue, f"""
+                INSERT INTO approval_votes (approval_id, person, decided_at)
+                VALUES (%s, %s, {decided})""", row["id"], by, now["at"], days)
+        if decision is not None:
+            await sql(queue, f"""
+                UPDATE approvals SET decision = %s, decided_by = %s, decided_at = {decided}
+                WHERE id = %s""", decision, by, now["at"], days, row["id"])
         ids.append(task.id)
     return ids

@@ -11,7 +11,7 @@ from taskqueue import Decision, Gate, GatedAction, TaskQueue, audit_verify
 from taskqueue.maintenance.audit import record_hash
 
 from .cli_helpers import Cli
-from .factories import CAP, in_threads, parked, sql, sync_rows
+from .factories import CAP, in_threads, parked, sql, sync_rows, untouched_update
 
 AUDIT_MISMATCH = 9
 SEND = {"kind": "send", "fingerprint": "msg-1"}
@@ -178,8 +178,10 @@ def test_the_audit_figures_are_computed(dsn: str) -> None:
             await q.event_insert(other.id, "stage", detail={"stage": "drafted"})
             # A gated action with no human decision behind it, forced with SQL.
             _, forced = await parked(q, "gated", request=SEND)
-            await sql(q, "UPDATE approvals SET decision = 'approved', decided_by = 'x', "
-                         "decided_at = now() WHERE id = %s", forced.id)
+            # Past the database's own rule too (no counted approve: migration 0020).
+            await untouched_update(q, "UPDATE approvals SET decision = 'approved', "
+                                      "decided_by = 'x', decided_at = now() WHERE id = %s",
+                                   forced.id)
             await sql(q, "UPDATE tasks SET status = 'approved' WHERE id = %s", forced.task_id)
             held = await q.task_claim("gated", "w3")
             assert held is not None

@@ -31,11 +31,19 @@ SLEEPS = Counter({
     ("taskqueue/runtime/runner.py", "asyncio.sleep(delay)"): 1,  # Backoff
     ("bot/telegram/app.py", "asyncio.sleep(backoff.next())"): 2,  # Backoff
     ("bot/telegram/delivery.py", "asyncio.sleep(delay)"): 1,  # Backoff (_durably)
+    ("taskqueue/cli/remote.py", "asyncio.sleep(backoff.next())"): 1,  # Backoff (ask --url)
     # Not retries after an error:
     ("taskqueue/store/client.py", "asyncio.sleep(0.01)"): 1,  # a dedupe key's race
     ("taskqueue/store/embedded.py", "time.sleep(0.2)"): 1,  # our own server's start-up
     ("bot/scheduler.py", "asyncio.sleep(0)"): 1,  # one turn of the loop
-    ("bot/telegram/delivery.py", "asyncio.sleep(self.lease / 3)"): 1,  # the claim's renewal
+    ("bot/telegram/delivery.py", "asyncio.sleep(self.lease / 3)"): 2,  # the claims' renewal
+    # the leader's lease row through a pooler: its renewal, or a standby's next try
+    ("taskqueue/runtime/leadership.py",
+     "asyncio.sleep(self.check_every if self.is_leader else self.try_every)"): 1,
+    ("taskqueue/store/requests.py", "asyncio.sleep(min(WAIT_POLL_SECONDS, left))"): 1,  # a poll
+    ("bot/api/waker.py", "asyncio.sleep(min(seconds, 0.25))"): 1,  # a long-poll's poll
+    # the API's own Retry-After, honoured (at most a minute)
+    ("taskqueue/cli/remote.py", "asyncio.sleep(min(float(found['retry_after']), 60))"): 1,
 })
 
 

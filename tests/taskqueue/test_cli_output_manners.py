@@ -35,7 +35,7 @@ def leaf_commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 
 COMMANDS = dict(leaf_commands(build_parser()))
 # Commands that print no document, and say so in their help.
-NO_JSON = {("worker",), ("attachment", "get"), ("completion",)}
+NO_JSON = {("worker",), ("attachment", "get"), ("completion",), ("mcp",), ("token", "add")}
 
 
 @pytest.fixture
@@ -121,13 +121,15 @@ RUNS: dict[tuple[str, ...], Callable[[Cli, Path], list[str]]] = {
     ("embedded", "status"): lambda c, f: ["embedded", "status"],
     ("init",): lambda c, f: ["init", str(f.parent / "project")],
     ("audit", "verify"): lambda c, f: ["audit", "verify"],
+    ("ask",): lambda c, f: ["ask", "deploys", "--question", "Deploy 1.2?"],
 }
 
 
 def test_every_command_with_json_is_exercised_below() -> None:
-    # tests/workloads/briefing/test_cli.py and tests/bot/web/test_cli_users.py run theirs.
+    # tests/workloads/briefing/test_cli.py, tests/bot/web/test_cli_users.py and
+    # tests/bot/api/test_tokens_cli.py run theirs.
     plugins = {("briefing",), ("web", "user", "add"), ("web", "user", "remove"),
-               ("web", "user", "list")}
+               ("web", "user", "list"), ("token", "list"), ("token", "revoke")}
     assert set(COMMANDS) - NO_JSON - plugins == set(RUNS)
 
 

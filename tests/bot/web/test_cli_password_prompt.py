@@ -49,7 +49,13 @@ class Terminal:
     def exit_code(self) -> int:
         """Its exit code once it ends; a child still waiting for input is killed and fails."""
         self.read_until(b"\0never\0", wait=PROMPT_WAIT)  # drain to EOF
+        # The pty closes as the child exits, a moment before it can be reaped: on a busy
+        # machine that moment is long, so wait for it (bounded) rather than look once.
+        deadline = time.monotonic() + PROMPT_WAIT
         pid, status = os.waitpid(self.pid, os.WNOHANG)
+        while pid == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
         if pid == 0:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)

@@ -25,10 +25,15 @@ async def _answered_yesterday(queue: TaskQueue, s: Seeded) -> None:
         await sql(queue, "UPDATE approvals SET created_at = %s, decided_at = %s "
                          "WHERE task_id = %s", asked, asked + timedelta(seconds=seconds),
                   s.ids[key])
-    await sql(queue, "INSERT INTO approvals (task_id, question, created_at, expires_at, "
-                     "decision, decided_by, decided_at) VALUES (%s, 'Send it?', %s, %s, "
-                     "'approved', 'mara', %s)", s.ids["sent_a"], asked,
-              asked + timedelta(days=1), asked + timedelta(seconds=30))
+    # An approve as a real one is recorded: its vote, then the decision (migration 0020).
+    [row] = await sql(queue, "INSERT INTO approvals (task_id, question, created_at, "
+                             "expires_at) VALUES (%s, 'Send it?', %s, %s) RETURNING id",
+                      s.ids["sent_a"], asked, asked + timedelta(days=1))
+    approved = asked + timedelta(seconds=30)
+    await sql(queue, "INSERT INTO approval_votes (approval_id, person, decided_at) "
+                     "VALUES (%s, 'mara', %s)", row["id"], approved)
+    await sql(queue, "UPDATE approvals SET decision = 'approved', decided_by = 'mara', "
+                     "decided_at = %s WHERE id = %s", approved, row["id"])
     await sql(queue, "UPDATE tasks SET payload = %s WHERE id = %s",
               Jsonb({"vm": HOSTILE_VM}), s.ids["expired"])
 
