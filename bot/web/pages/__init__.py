@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.web.app import WebApp
-from bot.web.pages import files, inbox, login, queue, signals, stream, task
+from bot.web.pages import account, files, inbox, login, queue, signals, stream, task
 
 
 def install(webapp: WebApp, app: web.Application) -> None:
@@ -14,5 +14,5 @@ def install(webapp: WebApp, app: web.Application) -> None:
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
-    for module in (login, inbox, task, queue, signals, files, stream):
+    for module in (login, inbox, task, queue, signals, files, stream, account):
         module.add_routes(router)

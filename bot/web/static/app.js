@@ -108,6 +108,19 @@
     }
   }
 
+  // The server's answer in words, whatever it is: JSON from the decide handler, or a
+  // refusal from before it (an ended session, a proxy's error page).
+  async function answerOf(res) {
+    if ((res.headers.get("Content-Type") || "").includes("application/json")) {
+      return res.json();
+    }
+    if (res.status === 401 || res.status === 403) {
+      return { ok: false, error: "you were signed out: reload the page and sign in; " +
+                                 "nothing was decided" };
+    }
+    return { ok: false, error: "Not decided: the server answered " + res.status + "." };
+  }
+
   async function decide(form, submitter) {
     const card = form.closest("article.card");
     const error = form.querySelector(".error");
@@ -119,7 +132,7 @@
       const res = await fetch(form.action, {
         method: "POST", body: data, credentials: "same-origin",
         headers: { Accept: "application/json", "X-CSRF-Token": csrf() } });
-      const answer = await res.json();
+      const answer = await answerOf(res);
       if (answer.ok && !answer.decision && answer.progress) {
         showProgress(card, answer.progress);  // four-eyes: counted, waiting for another
         return;
