@@ -10,7 +10,7 @@ from aiohttp import web
 from bot.web.app import web_app
 from bot.web.pages.base import EXT, context, int_arg
 from bot.web.pages.cards import card
-from bot.web.render import as_json, fragment, html, person, wants_json
+from bot.web.render import as_json, fragment, html, person, progress, wants_json
 from taskqueue import (
     AlreadyApproved,
     AlreadyDecided,
@@ -56,7 +56,7 @@ def outcome(approval: Approval) -> dict[str, object]:
             "decided_by": approval.decided_by, "decided_at": approval.decided_at,
             "note": approval.note, "required": approval.required,
             "approvals": [v.to_json() for v in approval.approvals],
-            "progress": approval.progress(), "reminded_at": approval.reminded_at,
+            "progress": progress(approval), "reminded_at": approval.reminded_at,
             "escalated_at": approval.escalated_at}
 
 

@@ -117,3 +117,17 @@ def test_a_second_decision_is_refused_naming_who_decided_first(
     assert late.status == 409 and late.json()["error"] == "already skipped by bob"
     expect(page.locator(f"#approval-{approval.id} .decided")).to_contain_text("Skipped by bob")
     assert _status(server, approval.task_id) is Status.SKIPPED
+
+
+def test_the_decision_buttons_are_touch_targets_at_both_widths(server: Server,
+                                                               page: Page) -> None:
+    approval = server.run(park(server.queue, "Big enough to tap?"))
+    sign_in(page)
+    live(page)
+    buttons = page.locator(f"#approval-{approval.id} .buttons button:visible")
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 844})
+        expect(buttons).to_have_count(3)
+        for n in range(3):
+            box = buttons.nth(n).bounding_box()
+            assert box is not None and box["height"] >= 44 and box["width"] >= 44, (width, box)
