@@ -24,18 +24,45 @@ from taskqueue import (
 
 log = logging.getLogger("signoff.web.inbox")
 
-# The inbox shows at most this many questions (the oldest first).
-MAX_SHOWN = 100
+# The inbox shows this many questions a page, the oldest first; `?after=ID` pages on.
+PAGE = 25
 CHOICES = {"approve": Decision.APPROVED, "revise": Decision.REVISED, "skip": Decision.SKIPPED}
+
+
+def page_of(open_: list[Approval], after: int | None, limit: int = PAGE
+            ) -> tuple[list[Approval], int]:
+    """The `limit` approvals after the one whose id is `after` (keyset on the inbox's
+    order; when that one was decided meanwhile, after its id), and the first's position."""
+    start = 0
+    if after is not None:
+        ids = [a.id for a in open_]
+        start = ids.index(after) + 1 if after in ids else next(
+            (n for n, a in enumerate(open_) if a.id > after), len(open_))
+    return open_[start:start + limit], start
+
+
+def _after(request: web.Request) -> int | None:
+    value = request.query.get("after", "")
+    if not value:
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise web.HTTPBadRequest(text="after: an approval id")
+    return int(value)
 
 
 async def inbox(request: web.Request) -> web.Response:
     app = web_app(request)
+    after = _after(request)
     open_ = await app.queue.approval_list_open()
-    cards = [await card(app, a) for a in open_[:MAX_SHOWN]]
+    shown, start = page_of(open_, after)
+    cards = [await card(app, a) for a in shown]
     if wants_json(request):
-        return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards]})
-    return html("inbox", context(request, "inbox", "Inbox", cards=cards, total=len(open_)))
+        return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards],
+                        "open_ids": [a.id for a in open_]})
+    next_after = shown[-1].id if start + len(shown) < len(open_) else None
+    return html("inbox", context(request, "inbox", "Inbox", cards=cards, total=len(open_),
+                                 after=after, first=start + 1, limit=PAGE,
+                                 next_after=next_after))
 
 
 async def card_fragment(request: web.Request) -> web.Response:

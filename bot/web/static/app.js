@@ -1,11 +1,19 @@
-// Signoff's web inbox: decide without a reload, and keep the inbox in step with every
-// decision made anywhere (server-sent events; polling every 2 s while they are down).
+// Signoff's web pages: decide without a reload (confirmations in the page, keys j/k, a/r/s
+// and ?), keep the inbox in step with every decision made anywhere (server-sent events;
+// polling every 2 s while they are down), and the Tasks page's selection.
 "use strict";
 
 (function () {
   const csrf = () => document.querySelector('meta[name="csrf-token"]').content;
   const WORDS = { approved: "Approved", revised: "Revise requested", skipped: "Skipped",
                   expired: "Expired" };
+  const SIGNED_OUT = "you were signed out: reload the page and sign in; nothing was decided";
+  // What each confirmation asks, and its button's name.
+  const ASK = {
+    approve: ["Approve this?", "Confirm approve"],
+    revise: ["Send it back with this note?", "Confirm revise"],
+    skip: ["Skip ends this task for good.", "Confirm skip"],
+  };
 
   function person(by) {
     if (!by) return "someone";
@@ -51,7 +59,7 @@
     if (!line) {
       line = document.createElement("p");
       line.className = "four-eyes";
-      card.querySelector(".decide").before(line);
+      (card.querySelector("header") || card).appendChild(line);
     }
     line.textContent = text;  // text, never HTML: names come from the database
   }
@@ -84,8 +92,9 @@
       do {
         again = false;
         const list = document.getElementById("cards");
-        const inbox = await getJson("/inbox.json");
-        const open = new Set(inbox.approvals.map((a) => String(a.id)));
+        const after = list.dataset.after ? "?after=" + encodeURIComponent(list.dataset.after) : "";
+        const inbox = await getJson("/inbox.json" + after);
+        const open = new Set((inbox.open_ids || inbox.approvals.map((a) => a.id)).map(String));
         for (const card of list.querySelectorAll("article.card")) {
           const id = card.dataset.approval;
           if (!open.has(id) && !card.classList.contains("closed")) {
@@ -114,15 +123,12 @@
     if ((res.headers.get("Content-Type") || "").includes("application/json")) {
       return res.json();
     }
-    if (res.status === 401 || res.status === 403) {
-      return { ok: false, error: "you were signed out: reload the page and sign in; " +
-                                 "nothing was decided" };
-    }
+    if (res.status === 401 || res.status === 403) return { ok: false, error: SIGNED_OUT };
     return { ok: false, error: "Not decided: the server answered " + res.status + "." };
   }
 
   async function decide(form, submitter) {
-    const card = form.closest("article.card");
+    const card = form.closest("article.card, .decidable");
     const error = form.querySelector(".error");
     const data = new FormData(form);
     data.set("decision", submitter.value);
@@ -135,12 +141,17 @@
       const answer = await answerOf(res);
       if (answer.ok && !answer.decision && answer.progress) {
         showProgress(card, answer.progress);  // four-eyes: counted, waiting for another
+        unconfirm(form);
         return;
       }
-      if (answer.ok) { markDecided(card, answer); reconcile(); return; }
+      if (answer.ok) {
+        markDecided(card, answer);
+        if (document.body.dataset.page === "inbox") reconcile();
+        return;
+      }
       error.textContent = answer.error || "Not decided.";
       error.hidden = false;
-      if (res.status === 409) reconcile();
+      if (res.status === 409 && document.body.dataset.page === "inbox") reconcile();
     } catch (err) {
       error.textContent = "Not decided: " + err.message;
       error.hidden = false;
@@ -149,13 +160,53 @@
     }
   }
 
-  function liveInbox() {
+  // A confirmation in the card: the second button says what it will do.
+  function ask(form, choice) {
+    const confirm = form.querySelector("button.confirm");
+    const [question, label] = ASK[choice];
+    form.querySelector(".ask").textContent = question;
+    form.querySelector(".ask").hidden = false;
+    confirm.value = choice;
+    confirm.textContent = label;
+    confirm.className = "confirm " + (choice === "skip" ? "danger" : "primary");
+    confirm.hidden = false;
+    form.querySelector("button.keep").hidden = false;
+    form.querySelector("button.skip").setAttribute("aria-expanded", String(choice === "skip"));
+    if (choice === "revise" && !form.querySelector("textarea").value.trim()) {
+      form.querySelector("textarea").focus();
+    } else {
+      confirm.focus();
+    }
+  }
+
+  function unconfirm(form) {
+    for (const el of form.querySelectorAll(".ask, button.confirm, button.keep")) el.hidden = true;
+    const skip = form.querySelector("button.skip");
+    if (skip) skip.setAttribute("aria-expanded", "false");
+  }
+
+  function decisions() {
     document.addEventListener("submit", (ev) => {
       const form = ev.target;
       if (!form.classList || !form.classList.contains("decision")) return;
       ev.preventDefault();
       decide(form, ev.submitter || form.querySelector("button[value=approve]"));
     });
+    document.addEventListener("click", (ev) => {
+      const button = ev.target.closest && ev.target.closest("form.decision button");
+      if (!button) return;
+      const form = button.closest("form");
+      if (button.classList.contains("skip")) {
+        if (button.getAttribute("aria-expanded") === "true") unconfirm(form);
+        else ask(form, "skip");
+      } else if (button.classList.contains("keep")) {
+        unconfirm(form);
+        button.closest(".decide").querySelector("button[value=approve]").focus();
+      }
+    });
+  }
+
+  function liveInbox() {
     let poll = null;
     const startPolling = () => { if (!poll) poll = setInterval(reconcile, 2000); };
     const stopPolling = () => { if (poll) { clearInterval(poll); poll = null; } };
@@ -166,8 +217,67 @@
     events.onerror = () => startPolling();
   }
 
+  // Keys: j/k move between open cards, a/r/s ask to approve, revise, skip, ? shows them.
+  function openCards() {
+    return Array.from(document.querySelectorAll("article.card:not(.closed)"));
+  }
+
+  function current() {
+    return document.querySelector("article.card.current:not(.closed)");
+  }
+
+  function move(step) {
+    const cards = openCards();
+    if (!cards.length) return;
+    const at = cards.indexOf(current());
+    const next = cards[Math.min(Math.max(at + step, 0), cards.length - 1)] || cards[0];
+    for (const c of document.querySelectorAll("article.card.current")) c.classList.remove("current");
+    next.classList.add("current");
+    next.focus({ preventScroll: true });
+    next.scrollIntoView({ block: "start" });
+  }
+
+  function keys() {
+    const help = document.getElementById("keys");
+    const toggleHelp = (show) => { if (help) help.hidden = !show; };
+    const close = document.getElementById("keys-close");
+    if (close) close.addEventListener("click", () => toggleHelp(false));
+    document.addEventListener("keydown", (ev) => {
+      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const typing = ev.target.closest && ev.target.closest("input, textarea, select");
+      if (ev.key === "Escape") {
+        toggleHelp(false);
+        for (const f of document.querySelectorAll("form.decision")) unconfirm(f);
+        if (typing) ev.target.blur();
+        return;
+      }
+      const form = typing && ev.target.closest("form.decision");
+      const confirm = form && form.querySelector("button.confirm");
+      if (confirm && !confirm.hidden && ev.key === "Enter" && !ev.shiftKey) {
+        ev.preventDefault();  // the note is written: Enter again confirms
+        confirm.focus();
+        return;
+      }
+      if (typing) return;
+      if (ev.key === "?") { toggleHelp(help && help.hidden); ev.preventDefault(); return; }
+      if (ev.key === "j" || ev.key === "k") { move(ev.key === "j" ? 1 : -1); ev.preventDefault(); return; }
+      const choice = { a: "approve", r: "revise", s: "skip" }[ev.key];
+      if (!choice) return;
+      let card = current();
+      if (!card) { move(0); card = current(); }
+      const target = card && card.querySelector("form.decision");
+      if (!target) return;
+      ev.preventDefault();
+      ask(target, choice);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    if (document.querySelector("form.decision") || document.body.dataset.page === "inbox") {
+      decisions();
+    }
     if (document.body.dataset.page === "inbox" && document.getElementById("cards")) {
+      keys();
       liveInbox();
       document.body.dataset.live = "ready";
     }
