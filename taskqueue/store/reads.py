@@ -14,6 +14,21 @@ from taskqueue.store.models import Approval, Attachment, Capability, Task, TaskD
 from taskqueue.store.queries import query
 from taskqueue.store.states import Status
 
+# The task list's orders: (ORDER BY, the keyset condition: after the cursor's row).
+_SEARCH_ORDERS = {
+    "newest": ("created_at DESC, id DESC",
+               "(%(after_id)s::bigint IS NULL OR (t.created_at, t.id) < "
+               "(%(after_at)s::timestamptz, %(after_id)s))"),
+    "oldest": ("created_at, id",
+               "(%(after_id)s::bigint IS NULL OR (t.created_at, t.id) > "
+               "(%(after_at)s::timestamptz, %(after_id)s))"),
+    "updated": ("updated_at DESC, id DESC",
+                "(%(after_id)s::bigint IS NULL OR (t.updated_at, t.id) < "
+                "(%(after_at)s::timestamptz, %(after_id)s))"),
+}
+SEARCH_SORTS = tuple(_SEARCH_ORDERS)
+MAX_SEARCH_TEXT = 200
+
 
 class ReadsMixin(QueueBase):
     """Tasks, approvals and attachments as rows; capability settings; pipeline figures."""
@@ -49,6 +64,39 @@ class ReadsMixin(QueueBase):
         async with self._tx() as conn:
             found = await self._all(conn, "task_list", {
                 "status": status, "capability": capability, "limit": limit})
+            approvals = await self._latest_approvals(conn, [r["id"] for r in found])
+        return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
+
+    async def task_search(self, *, capability: str | None = None,
+                          status: Status | str | None = None,
+                          decided_by: Sequence[str] = (),
+                          created_after: datetime | None = None,
+                          created_before: datetime | None = None, text: str | None = None,
+                          sort: str = "newest", after: tuple[int, datetime] | None = None,
+                          limit: int = 50) -> list[Task]:
+        """One page of tasks matching every filter given, in `sort` order ("newest",
+        "oldest": by creation; "updated": latest change first), after the cursor `after`
+        (the last row's id and its created_at, or updated_at for "updated").
+        `decided_by`: actor names, compared case-folded, of a decision or an approve;
+        `text`: a substring of the payload or of a question."""
+        if sort not in _SEARCH_ORDERS:
+            raise BadInput(f"sort is one of {', '.join(SEARCH_SORTS)}, not {sort!r}")
+        if not 1 <= limit <= 100_000:
+            raise BadInput(f"limit must be 1 to 100000, not {limit}")
+        if text is not None and not 0 < len(text) <= MAX_SEARCH_TEXT:
+            raise BadInput(f"a search text is 1 to {MAX_SEARCH_TEXT} characters")
+        order, keyset = _SEARCH_ORDERS[sort]
+        sql = (query("task_search").replace("{filters}", query("task_search_filters"))
+               .replace("{keyset}", keyset).replace("{order}", order))
+        like = None if text is None else "%" + text.replace("\\", "\\\\").replace(
+            "%", "\\%").replace("_", "\\_") + "%"
+        params = {"capability": capability, "status": check_status(status) if status else None,
+                  "created_after": created_after, "created_before": created_before,
+                  "decided_by": [d.casefold() for d in decided_by], "text": like,
+                  "after_id": after[0] if after else None,
+                  "after_at": after[1] if after else None, "limit": limit}
+        async with self._tx() as conn:
+            found = await self._all_unprepared(conn, sql, params)
             approvals = await self._latest_approvals(conn, [r["id"] for r in found])
         return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
 

@@ -72,3 +72,38 @@ WHERE status IN ('pending', 'running', 'needs_approval', 'approved')
    OR finished_at > now() - interval '1 day'
 GROUP BY capability, status
 ORDER BY capability, status;
+
+-- name: task_search
+-- One page of the operators' task list (the web's Tasks page). The finished tasks (millions)
+-- and the unfinished ones (a queue's depth) are read apart, each through its own indexes
+-- (migration 0026's partial ones for the finished), and merged. The filters (the block
+-- task_search_filters), the keyset and the order are filled in by ReadsMixin.task_search
+-- from fixed text; it runs unprepared, so each run is planned for the filters it has.
+SELECT * FROM (
+    (SELECT t.* FROM tasks t
+     WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+       AND {filters} AND {keyset}
+     ORDER BY {order} LIMIT %(limit)s)
+    UNION ALL
+    (SELECT t.* FROM tasks t
+     WHERE t.status IN ('pending', 'running', 'needs_approval', 'approved')
+       AND {filters} AND {keyset}
+     ORDER BY {order} LIMIT %(limit)s)
+) t
+ORDER BY {order}
+LIMIT %(limit)s;
+
+-- name: task_search_filters
+-- Every filter is optional (NULL or an empty list: not filtered). decided_by holds
+-- case-folded actor names: a decision's, or an approve's (four eyes).
+(%(capability)s::text IS NULL OR t.capability = %(capability)s)
+  AND (%(status)s::text IS NULL OR t.status = %(status)s)
+  AND (%(created_after)s::timestamptz IS NULL OR t.created_at >= %(created_after)s)
+  AND (%(created_before)s::timestamptz IS NULL OR t.created_at < %(created_before)s)
+  AND (cardinality(%(decided_by)s::text[]) = 0 OR t.id IN (
+        SELECT a.task_id FROM approvals a WHERE lower(a.decided_by) = ANY(%(decided_by)s)
+        UNION
+        SELECT a.task_id FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
+        WHERE lower(v.person) = ANY(%(decided_by)s)))
+  AND (%(text)s::text IS NULL OR t.payload::text ILIKE %(text)s OR EXISTS (
+        SELECT 1 FROM approvals q WHERE q.task_id = t.id AND q.question ILIKE %(text)s))
