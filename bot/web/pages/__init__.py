@@ -5,7 +5,18 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.web.app import WebApp
-from bot.web.pages import account, files, inbox, login, queue, signals, stream, task
+from bot.web.pages import (
+    account,
+    bulk,
+    files,
+    inbox,
+    login,
+    queue,
+    signals,
+    stream,
+    task,
+    tasks,
+)
 
 
 def install(webapp: WebApp, app: web.Application) -> None:
@@ -14,5 +25,5 @@ def install(webapp: WebApp, app: web.Application) -> None:
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
-    for module in (login, inbox, task, queue, signals, files, stream, account):
+    for module in (login, inbox, tasks, bulk, task, queue, signals, files, stream, account):
         module.add_routes(router)

@@ -283,3 +283,87 @@
     }
   });
 })();
+
+// The Tasks page: select all, and bulk Retry / Cancel confirmed in the page with the count.
+(function () {
+  const VERB = { retry: "Retry", cancel: "Cancel" };
+  const plural = (n) => n.toLocaleString("en") + (n === 1 ? " task" : " tasks");
+
+  function ask(form, text, action, n) {
+    const line = form.querySelector(".bulk .ask");
+    const confirm = form.querySelector(".bulk button.confirm");
+    line.textContent = text;
+    line.hidden = false;
+    confirm.hidden = !n;
+    form.querySelector(".bulk button.keep").hidden = false;
+    if (n) {
+      confirm.value = action;
+      confirm.textContent = "Confirm " + action + " of " + plural(n);
+      form.querySelector("input[name=expected]").value = String(n);
+      confirm.focus();
+    }
+  }
+
+  function unask(form) {
+    for (const el of form.querySelectorAll(".bulk .ask, .bulk button.confirm, .bulk button.keep")) {
+      el.hidden = true;
+    }
+  }
+
+  async function matchingCount(form) {
+    const query = new URLSearchParams();
+    for (const el of form.querySelectorAll("input[type=hidden]")) {
+      if (["capability", "status", "decided_by", "age", "q"].includes(el.name)) {
+        query.set(el.name, el.value);
+      }
+    }
+    const res = await fetch("/tasks/bulk/count.json?" + query, {
+      headers: { Accept: "application/json" }, credentials: "same-origin" });
+    if (!res.ok) throw new Error("the count: " + res.status);
+    return res.json();
+  }
+
+  async function choose(form, button) {
+    const action = button.dataset.action;
+    const scope = button.dataset.scope;
+    form.querySelector("input[name=scope]").value = scope;
+    if (scope === "selected") {
+      const n = form.querySelectorAll("input[name=id]:checked").length;
+      if (!n) { ask(form, "Tick the tasks first.", action, 0); return; }
+      ask(form, VERB[action] + " the " + plural(n) + " selected? Each keeps its own rules.",
+          action, n);
+      return;
+    }
+    try {
+      const found = await matchingCount(form);
+      if (found.more) {
+        ask(form, "More than " + plural(found.max) + " match: narrow the filters first.",
+            action, 0);
+      } else if (!found.count) {
+        ask(form, "No task matches these filters.", action, 0);
+      } else {
+        ask(form, VERB[action] + " all " + plural(found.count) +
+            " matching these filters? Each keeps its own rules.", action, found.count);
+      }
+    } catch (err) {
+      ask(form, "Could not count the matching tasks: " + err.message, action, 0);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const form = document.getElementById("bulk");
+    if (!form) return;
+    form.addEventListener("click", (ev) => {
+      const button = ev.target.closest && ev.target.closest("button");
+      if (!button) return;
+      if (button.dataset.action) choose(form, button);
+      else if (button.classList.contains("keep")) unask(form);
+    });
+    const all = document.getElementById("select-all");
+    if (all) {
+      all.addEventListener("change", () => {
+        for (const box of form.querySelectorAll("input[name=id]")) box.checked = all.checked;
+      });
+    }
+  });
+})();
