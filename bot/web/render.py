@@ -117,7 +117,10 @@ def environment() -> Environment:
 
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True, undefined=ChainableUndefined)
+    from bot.web.history import words
+
     env.filters.update(when=when, ago=ago, until=until, person=person, safe_url=safe_url,
+                       history=words,
                        as_text=as_text, progress=progress, linked=linked,
                        pretty=lambda v: json.dumps(v, indent=2, ensure_ascii=False,
                                                    sort_keys=True, default=str))

@@ -147,6 +147,7 @@
       if (answer.ok) {
         markDecided(card, answer);
         if (document.body.dataset.page === "inbox") reconcile();
+        else window.location.reload();  // the task page: its status and history moved on
         return;
       }
       error.textContent = answer.error || "Not decided.";
