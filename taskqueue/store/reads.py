@@ -78,7 +78,8 @@ class ReadsMixin(QueueBase):
         "oldest": by creation; "updated": latest change first), after the cursor `after`
         (the last row's id and its created_at, or updated_at for "updated").
         `decided_by`: actor names, compared case-folded, of a decision or an approve;
-        `text`: a substring of the payload or of a question."""
+        `text`: words of the payload's strings or of a question, any case (ending in `*`:
+        a word's beginning)."""
         if sort not in _SEARCH_ORDERS:
             raise BadInput(f"sort is one of {', '.join(SEARCH_SORTS)}, not {sort!r}")
         if not 1 <= limit <= 100_000:
@@ -88,11 +89,14 @@ class ReadsMixin(QueueBase):
         order, keyset = _SEARCH_ORDERS[sort]
         sql = (query("task_search").replace("{filters}", query("task_search_filters"))
                .replace("{keyset}", keyset).replace("{order}", order))
-        like = None if text is None else "%" + text.replace("\\", "\\\\").replace(
-            "%", "\\%").replace("_", "\\_") + "%"
+        prefix = text is not None and text.endswith("*")
+        words = text.rstrip("*").strip() if text is not None else None
+        if text is not None and not words:
+            raise BadInput("a search text needs a word (a trailing * finds a beginning)")
         params = {"capability": capability, "status": check_status(status) if status else None,
                   "created_after": created_after, "created_before": created_before,
-                  "decided_by": [d.casefold() for d in decided_by], "text": like,
+                  "decided_by": [d.casefold() for d in decided_by], "text": words,
+                  "prefix": prefix,
                   "after_id": after[0] if after else None,
                   "after_at": after[1] if after else None, "limit": limit}
         async with self._tx() as conn:

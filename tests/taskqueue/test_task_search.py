@@ -44,9 +44,13 @@ async def test_each_filter_keeps_what_matches_and_only_that(queue: TaskQueue) ->
     assert {t.id for t in await queue.task_search(capability="mail")} == {done, failed, pending}
     assert {t.id for t in await queue.task_search(status="succeeded")} == {done, other}
     assert [t.id for t in await queue.task_search(capability="mail", status="failed")] == [failed]
-    assert [t.id for t in await queue.task_search(text="ADA@example")] == [pending]
+    assert [t.id for t in await queue.task_search(text="ADA@example.com")] == [pending]
+    assert await queue.task_search(text="ada@example") == []  # words, not pieces of words
+    assert [t.id for t in await queue.task_search(text="ad*")] == [pending]  # a beginning
     assert [t.id for t in await queue.task_search(text="100%")] == [pending]
-    assert await queue.task_search(text="1_0") == []  # _ and % are literal, not wildcards
+    assert await queue.task_search(text="1_0") == []
+    with pytest.raises(BadInput, match="needs a word"):
+        await queue.task_search(text=" *")
     await backdate(queue, "tasks", "created_at", "3 days", "id = %s", done)
     week_ago = datetime.now(UTC) - timedelta(days=1)
     assert [t.id for t in await queue.task_search(created_before=week_ago)] == [done]
@@ -65,6 +69,8 @@ async def test_who_decided_and_the_question_are_found_case_folded(queue: TaskQue
         approved.task_id]
     assert [t.id for t in await queue.task_search(decided_by=["BOB"])] == [four_eyes.task_id]
     assert await queue.task_search(decided_by=["carol"]) == []
+    assert await queue.task_search(text="pay") == []
+    assert [t.id for t in await queue.task_search(text="pay*")] == [approved.task_id]
     found = await queue.task_search(text="payroll")
     assert [t.id for t in found] == [approved.task_id]
     assert found[0].approval is not None and found[0].approval.question.startswith("Deploy")

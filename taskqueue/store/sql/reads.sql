@@ -95,7 +95,9 @@ LIMIT %(limit)s;
 
 -- name: task_search_filters
 -- Every filter is optional (NULL or an empty list: not filtered). decided_by holds
--- case-folded actor names: a decision's, or an approve's (four eyes).
+-- case-folded actor names: a decision's, or an approve's (four eyes). text is words of the
+-- payload's strings and numbers or of a question (PostgreSQL's full text, 'simple': any
+-- case, no stemming); with prefix, the beginning of a word. Migration 0027 indexes both.
 (%(capability)s::text IS NULL OR t.capability = %(capability)s)
   AND (%(status)s::text IS NULL OR t.status = %(status)s)
   AND (%(created_after)s::timestamptz IS NULL OR t.created_at >= %(created_after)s)
@@ -105,5 +107,12 @@ LIMIT %(limit)s;
         UNION
         SELECT a.task_id FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
         WHERE lower(v.person) = ANY(%(decided_by)s)))
-  AND (%(text)s::text IS NULL OR t.payload::text ILIKE %(text)s OR EXISTS (
-        SELECT 1 FROM approvals q WHERE q.task_id = t.id AND q.question ILIKE %(text)s))
+  AND (%(text)s::text IS NULL
+       OR jsonb_to_tsvector('simple', t.payload, '["string", "numeric"]') @@ (CASE
+            WHEN %(prefix)s THEN to_tsquery('simple', quote_literal(%(text)s) || ':*')
+            ELSE plainto_tsquery('simple', %(text)s) END)
+       OR t.id = ANY(ARRAY(
+            SELECT q.task_id FROM approvals q
+            WHERE to_tsvector('simple', q.question) @@ (CASE
+                WHEN %(prefix)s THEN to_tsquery('simple', quote_literal(%(text)s) || ':*')
+                ELSE plainto_tsquery('simple', %(text)s) END))))

@@ -64,7 +64,7 @@ def test_filters_pages_and_orders(server: Server, page: Page, shots: Path) -> No
     page.fill("input[name=q]", "payroll")
     page.click("form.filters button[type=submit]")
     assert _ids(page) == [payroll.task_id]
-    page.goto("/tasks?q=p7%40example")
+    page.goto("/tasks?q=p7%40example.com")
     assert _ids(page) == [pending[7]]
     page.goto("/tasks?age=gt7d")
     expect(page.locator("table.tasks")).to_contain_text("No task matches.")
