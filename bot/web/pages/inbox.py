@@ -3,6 +3,7 @@ Skip; and the decision itself (a POST), recorded as the signed-in person."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from aiohttp import web
@@ -55,7 +56,8 @@ async def inbox(request: web.Request) -> web.Response:
     after = _after(request)
     open_ = await app.queue.approval_list_open()
     shown, start = page_of(open_, after)
-    cards = [await card(app, a) for a in shown]
+    # Side by side on the pool's connections: a page's 25 task reads are not 25 waits.
+    cards = list(await asyncio.gather(*(card(app, a) for a in shown)))
     if wants_json(request):
         return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards],
                         "open_ids": [a.id for a in open_]})

@@ -133,3 +133,26 @@ def test_the_decision_buttons_are_touch_targets_at_both_widths(server: Server,
         for n in range(5):
             box = buttons.nth(n).bounding_box()
             assert box is not None and box["height"] >= 44 and box["width"] >= 44, (width, box)
+
+
+def test_the_inbox_shows_25_a_page_and_pages_on_by_keyset(server: Server, page: Page) -> None:
+    approvals = [server.run(park(server.queue, f"Question {n}?")) for n in range(28)]
+    sign_in(page)
+    live(page)
+    cards = page.locator("article.card")
+    expect(cards).to_have_count(25)
+    expect(page.locator("#open-count")).to_have_text("28")
+    expect(page.locator("#shown-range")).to_have_text("Showing 1–25 of 28, oldest first.")
+    page.click("#next-page")
+    expect(cards).to_have_count(3)
+    shown = [int(x) for x in cards.evaluate_all("cs => cs.map(c => c.dataset.approval)")]
+    assert shown == [a.id for a in approvals[25:]]
+    live(page)
+    server.run(server.queue.approval_decide(approvals[0].id, "approved", "bob"))  # page 1's
+    server.run(park(server.queue, "A newer one?"))
+    expect(cards).to_have_count(4)  # the newest joins the last page; none is marked decided
+    expect(page.locator("article.card.closed")).to_have_count(0)
+    doc = page.request.get(f"/inbox.json?after={approvals[24].id}").json()
+    assert [a["id"] for a in doc["approvals"]][:3] == [a.id for a in approvals[25:]]
+    assert doc["open"] == 28 and len(doc["open_ids"]) == 28
+    assert page.request.get("/inbox.json?after=x").status == 400
