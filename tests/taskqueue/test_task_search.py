@@ -75,3 +75,23 @@ async def test_who_decided_and_the_question_are_found_case_folded(queue: TaskQue
     assert [t.id for t in found] == [approved.task_id]
     assert found[0].approval is not None and found[0].approval.question.startswith("Deploy")
     assert {t.id for t in await queue.task_search()} >= {untouched.task_id}
+
+
+@pytest.mark.parametrize("many", [2000, 1])
+async def test_both_ways_of_reading_who_decided_and_the_text_agree(
+        queue: TaskQueue, monkeypatch: pytest.MonkeyPatch, many: int) -> None:
+    """A rare value reads its matches first, a common one walks the page's order
+    (SEARCH_MANY): the same tasks either way."""
+    monkeypatch.setattr("taskqueue.store.reads.SEARCH_MANY", many)
+    _, first = await parked(queue, question="Ship the Report?")
+    _, second = await parked(queue, question="Ship another report?", required_approvals=2)
+    _, third = await parked(queue, question="Nothing here?")
+    await queue.approval_decide(first.id, "skipped", "Alice")
+    await queue.approval_decide(second.id, "approved", "alice")
+    await queue.approval_decide(third.id, "approved", "bob")
+    both = sorted([first.task_id, second.task_id], reverse=True)
+    assert [t.id for t in await queue.task_search(decided_by=["ALICE"])] == both
+    assert [t.id for t in await queue.task_search(text="report")] == both
+    assert [t.id for t in await queue.task_search(text="rep*", status="skipped")] == [
+        first.task_id]
+    assert await queue.task_search(decided_by=["carol"]) == []
