@@ -156,6 +156,29 @@ class ReadsMixin(QueueBase):
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
             return (await self._approvals(conn, [row]))[0]
 
+    async def approval_list_open_ids(self) -> list[int]:
+        """The ids of approval_list_open's approvals, oldest first (one page's worth of
+        reading for a count and a page of a long inbox)."""
+        async with self.pool.connection() as conn:
+            return [r["id"] for r in await self._all(conn, "approval_list_open_ids", {})]
+
+    async def approval_get_many(self, approval_ids: Sequence[int]) -> list[Approval]:
+        """Approvals with their attachments' metadata, in the order of `approval_ids`
+        (one missing is left out)."""
+        async with self._tx() as conn:
+            found = await self._all(conn, "approval_get_many", {"ids": list(approval_ids)})
+            by_id = {a.id: a for a in await self._approvals(conn, found)}
+        return [by_id[i] for i in approval_ids if i in by_id]
+
+    async def task_get_many(self, task_ids: Sequence[int]) -> list[Task]:
+        """Tasks with their latest approvals, in the order of `task_ids` (one missing is
+        left out)."""
+        async with self._tx() as conn:
+            found = await self._all(conn, "task_get_many", {"ids": list(task_ids)})
+            approvals = await self._latest_approvals(conn, [r["id"] for r in found])
+        by_id = {r["id"]: rows.task_from_row(r, approvals.get(r["id"])) for r in found}
+        return [by_id[i] for i in task_ids if i in by_id]
+
     async def approval_list_open(self) -> list[Approval]:
         """Unanswered approvals of parked tasks, oldest first."""
         async with self._tx() as conn:

@@ -3,7 +3,6 @@ Skip; and the decision itself (a POST), recorded as the signed-in person."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from aiohttp import web
@@ -30,15 +29,13 @@ PAGE = 25
 CHOICES = {"approve": Decision.APPROVED, "revise": Decision.REVISED, "skip": Decision.SKIPPED}
 
 
-def page_of(open_: list[Approval], after: int | None, limit: int = PAGE
-            ) -> tuple[list[Approval], int]:
-    """The `limit` approvals after the one whose id is `after` (keyset on the inbox's
-    order; when that one was decided meanwhile, after its id), and the first's position."""
+def page_of(open_: list[int], after: int | None, limit: int = PAGE) -> tuple[list[int], int]:
+    """The `limit` approval ids after `after` (keyset on the inbox's order; when that one was
+    decided meanwhile, after its id), and the first one's position."""
     start = 0
     if after is not None:
-        ids = [a.id for a in open_]
-        start = ids.index(after) + 1 if after in ids else next(
-            (n for n, a in enumerate(open_) if a.id > after), len(open_))
+        start = open_.index(after) + 1 if after in open_ else next(
+            (n for n, i in enumerate(open_) if i > after), len(open_))
     return open_[start:start + limit], start
 
 
@@ -54,14 +51,16 @@ def _after(request: web.Request) -> int | None:
 async def inbox(request: web.Request) -> web.Response:
     app = web_app(request)
     after = _after(request)
-    open_ = await app.queue.approval_list_open()
+    # The open list as ids only; the page's 25 approvals and tasks in one read each.
+    open_ = await app.queue.approval_list_open_ids()
     shown, start = page_of(open_, after)
-    # Side by side on the pool's connections: a page's 25 task reads are not 25 waits.
-    cards = list(await asyncio.gather(*(card(app, a) for a in shown)))
+    approvals = [a for a in await app.queue.approval_get_many(shown) if a.is_open]
+    tasks = {t.id: t for t in await app.queue.task_get_many([a.task_id for a in approvals])}
+    cards = [await card(app, a, tasks.get(a.task_id)) for a in approvals]
     if wants_json(request):
         return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards],
-                        "open_ids": [a.id for a in open_]})
-    next_after = shown[-1].id if start + len(shown) < len(open_) else None
+                        "open_ids": open_})
+    next_after = shown[-1] if start + len(shown) < len(open_) else None
     return html("inbox", context(request, "inbox", "Inbox", cards=cards, total=len(open_),
                                  after=after, first=start + 1, limit=PAGE,
                                  next_after=next_after))

@@ -44,6 +44,19 @@ SELECT * FROM approvals WHERE task_id = %(task_id)s ORDER BY id;
 -- name: approval_get
 SELECT * FROM approvals WHERE id = %(id)s;
 
+-- name: approval_list_open_ids
+-- The open approvals' ids in the inbox's order (approval_list_open's rows, without them).
+SELECT a.id FROM approvals a JOIN tasks t ON t.id = a.task_id
+WHERE a.decision IS NULL AND t.status = 'needs_approval'
+  AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
+ORDER BY a.created_at, a.id;
+
+-- name: approval_get_many
+SELECT * FROM approvals WHERE id = ANY(%(ids)s);
+
+-- name: task_get_many
+SELECT * FROM tasks WHERE id = ANY(%(ids)s);
+
 -- name: approval_list_open
 SELECT a.* FROM approvals a JOIN tasks t ON t.id = a.task_id
 WHERE a.decision IS NULL AND t.status = 'needs_approval'
