@@ -84,7 +84,8 @@ async def test_the_first_example_runs_as_written(app: Path, dsn: str, queue: Tas
         while (await queue.task_get(1)).status != "succeeded":
             assert time.monotonic() < deadline, "the approved task did not finish"
             await asyncio.sleep(0.2)
-        assert '"sent": "Dear Ada, thank you!"' in _run(show_again, app, env).stdout
+        # `signoff show` prints the result as indented `key: value` lines (bc64875).
+        assert "result:\n  sent: Dear Ada, thank you!" in _run(show_again, app, env).stdout
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0

@@ -49,7 +49,11 @@ class Terminal:
     def exit_code(self) -> int:
         """Its exit code once it ends; a child still waiting for input is killed and fails."""
         self.read_until(b"\0never\0", wait=PROMPT_WAIT)  # drain to EOF
-        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        # The pty closes a moment before the child can be reaped: give it a few seconds.
+        deadline = time.monotonic() + 10
+        while (found := os.waitpid(self.pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pid, status = found
         if pid == 0:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
