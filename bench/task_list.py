@@ -31,15 +31,20 @@ FROM generate_series(1, %(rows)s) AS g,
                           WHEN g %% 100 < 97 THEN 'cancelled' WHEN g %% 100 < 99 THEN 'skipped'
                           ELSE 'expired' END) AS s(status)"""
 # One task in ten asked a person; five people decided them (two of them through a channel's
-# actor string, as before the people's names).
+# actor string, as before the people's names). The database lets an approval be approved
+# only over its recorded approve (migration 0020): the approvals, their votes, then the
+# decisions.
 _APPROVALS = """
-INSERT INTO approvals (task_id, question, created_at, expires_at, decision, decided_by,
-                       decided_at)
-SELECT id, 'Send report ' || id || '?', created_at, created_at + interval '2 days',
-       'approved',
-       (ARRAY['alice', 'bob', 'carol', 'web:dave', 'telegram:7:Erin'])[1 + id / 10 %% 5],
-       created_at + interval '1 second'
+INSERT INTO approvals (task_id, question, created_at, expires_at)
+SELECT id, 'Send report ' || id || '?', created_at, created_at + interval '2 days'
 FROM tasks WHERE id %% 10 = 0"""
+_WHO = "(ARRAY['alice', 'bob', 'carol', 'web:dave', 'telegram:7:Erin'])[1 + task_id / 10 %% 5]"
+_VOTES = f"""
+INSERT INTO approval_votes (approval_id, person, decided_at)
+SELECT id, {_WHO}, created_at + interval '1 second' FROM approvals"""
+_DECISIONS = f"""
+UPDATE approvals SET decision = 'approved', decided_by = {_WHO},
+                     decided_at = created_at + interval '1 second'"""
 _PENDING = """
 INSERT INTO tasks (capability, payload)
 SELECT 'mail', jsonb_build_object('i', g) FROM generate_series(1, 2000) AS g"""
@@ -48,6 +53,8 @@ SELECT 'mail', jsonb_build_object('i', g) FROM generate_series(1, 2000) AS g"""
 async def load(dsn: str, rows: int) -> dict[str, Any]:
     _, tasks_s = await timed(execute(dsn, _TASKS, {"rows": rows}))
     await execute(dsn, _APPROVALS, {})
+    await execute(dsn, _VOTES, {})
+    await execute(dsn, _DECISIONS, {})
     await execute(dsn, _PENDING)
     _, vacuum_s = await timed(execute(dsn, "VACUUM (ANALYZE) tasks, approvals"))
     await execute(dsn, "CHECKPOINT")
