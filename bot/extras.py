@@ -8,7 +8,7 @@ from taskqueue import Config, MissingExtra, require_extra
 
 # The top-level modules each extra brings (pyproject.toml's optional-dependencies).
 METRICS = ("aiohttp", "prometheus_client")
-WEB = (*METRICS, "jinja2", "pypdfium2", "pygments", "webauthn")
+WEB = (*METRICS, "jinja2", "pypdfium2", "pygments", "webauthn", "aiohttp_session", "argon2")
 TELEGRAM = ("telegram", "jinja2", "aiohttp")
 
 

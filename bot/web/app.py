@@ -2,20 +2,24 @@
 channel's loop, mounted on an aiohttp Application (the service's `[http]` listener, or
 `signoff web`'s own).
 
-Every page needs a signed-in person; every POST needs the CSRF token bound to the
-session (the sign-in form's to a pre-session cookie). Every answer carries a CSP with no
-inline script, `X-Content-Type-Options: nosniff` and a no-framing rule.
+Every page needs a signed-in person (a session kept in PostgreSQL, bot/web/sessions.py); every
+POST needs the CSRF token bound to the session (the sign-in form's to a pre-session cookie).
+Every answer carries a CSP with no inline script, `X-Content-Type-Options: nosniff` and a
+no-framing rule; an answer that set its own CSP (an attachment's) keeps it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import Awaitable, Callable
+import warnings
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlencode
 
+import aiohttp_session
 from aiohttp import web
 
 from bot.web.channel import WebChannel
@@ -23,18 +27,23 @@ from bot.web.evidence import PdfPages, Shown
 from bot.web.live import Live
 from bot.web.ratelimit import LoginLimiter
 from bot.web.render import as_json, wants_json
-from bot.web.sessions import PRE, PRE_COOKIE, SESSION, SESSION_COOKIE, Session, Signer
+from bot.web.sessions import PRE, PRE_COOKIE, SESSION, Session, SessionStorage, Signer
 from bot.web.settings import WebSettings
 from bot.web.store import AccountStore
 from taskqueue import SignalConfig, TaskQueue
 
 log = logging.getLogger("signoff.web")
+# aiohttp-session 2.12 keeps its session under plain string request keys: harmless, and not
+# worth a line on every service's stderr.
+warnings.filterwarnings("ignore", category=web.NotAppKeyWarning, module="aiohttp_session")
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
        "form-action 'self'")
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"}
+# What a page's script is told when its form is from a session that has ended.
+SIGNED_OUT = "you were signed out: reload the page and sign in; nothing was decided"
 # Largest form accepted (a note is at most a few KiB).
 MAX_FORM_BYTES = 64 * 1024
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -59,6 +68,7 @@ class WebApp:
         self.signer: Signer | None = None
         # The one-time link's token (bot/web/firstlink.py) until it is printed, then None.
         self.first_token: str | None = None
+        self.sessions = SessionStorage(self.store, secure=self.settings.secure_cookies)
         self._owned: set[Any] = set()
         self._task: asyncio.Task[None] | None = None
         self._signing_base: str | None = None
@@ -69,6 +79,7 @@ class WebApp:
         before = set(app.router.resources())
         add_routes(app.router)
         self._owned = set(app.router.resources()) - before
+        app.middlewares.append(aiohttp_session.session_middleware(self.sessions))
         app.middlewares.append(self._middleware)
         app.on_startup.append(self._startup)
         app.on_shutdown.append(self._shutdown)
@@ -97,9 +108,9 @@ class WebApp:
         try:
             response = await self._checked(request, handler)
         except web.HTTPException as exc:
-            exc.headers.update(SECURITY_HEADERS)
+            _secured(exc.headers)
             raise
-        response.headers.update(SECURITY_HEADERS)
+        _secured(response.headers)
         return response
 
     async def _checked(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -116,15 +127,26 @@ class WebApp:
         return await handler(request)
 
     async def session(self, request: web.Request) -> Session | None:
-        """The signed-in person, when the cookie is ours and the account still stands."""
-        assert self.signer is not None
-        found = self.signer.session(request.cookies.get(SESSION_COOKIE))
-        if found is None:
+        """The signed-in person, when the cookie names a live session of an account that
+        still stands (its row in `web_sessions`)."""
+        stored = await aiohttp_session.get_session(request)
+        if stored.new or "account" not in stored:
             return None
-        account = await self.store.account_get(found.account)
-        if account is None or account.password_changed_at.timestamp() > found.issued:
-            return None
-        return found
+        return Session(str(stored["account"]), float(stored["issued"]), str(stored["sid"]))
+
+    async def sign_in(self, request: web.Request, account: str) -> None:
+        """Start a new session for `account`: its row and cookie are written with the
+        answer (always a new id, so a cookie planted before the sign-in is worth nothing)."""
+        stored = await aiohttp_session.new_session(request)
+        stored["account"] = account
+
+    async def sign_out(self, request: web.Request) -> None:
+        """End this request's session on the server: its cookie is refused from now on."""
+        (await aiohttp_session.get_session(request)).invalidate()
+
+    async def sign_out_everywhere(self, account: str) -> int:
+        """End every session of `account` (every browser); how many there were."""
+        return await self.store.session_remove_all(account)
 
     def csrf_token(self, request: web.Request) -> str:
         """The token this request's forms carry."""
@@ -145,6 +167,11 @@ class WebApp:
         if not self.signer.csrf_ok(bound, token if isinstance(token, str) else None):
             log.warning("web refused a post without a valid CSRF token path=%s address=%s",
                         request.path, request.remote)
+            if request.headers.get("Accept", "").startswith("application/json"):
+                # A page's script: most often a page left open across a sign-out.
+                raise web.HTTPForbidden(text=json.dumps(
+                    {"ok": False, "error": SIGNED_OUT, "signed_out": True}),
+                    content_type="application/json")
             raise web.HTTPForbidden(text="This form has expired or did not come from this "
                                          "site (CSRF check). Reload the page and try again.")
 
@@ -172,6 +199,13 @@ class WebApp:
 
 
 KEY = web.AppKey("signoff_web", WebApp)
+
+
+def _secured(headers: MutableMapping[str, str]) -> None:
+    """The security headers, without overwriting one the handler chose (an attachment's
+    stricter `default-src 'none'; sandbox`)."""
+    for name, value in SECURITY_HEADERS.items():
+        headers.setdefault(name, value)
 
 
 def public(handler: Handler) -> Handler:

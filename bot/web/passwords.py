@@ -1,4 +1,5 @@
-"""Password hashes: scrypt (hashlib), stored as `scrypt$N$r$p$salt$hash` in base64."""
+"""Password hashes: argon2id (argon2-cffi) for every new hash; an older scrypt hash
+(`scrypt$N$r$p$salt$hash`) still verifies and is replaced at its next sign-in."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import hmac
 import secrets
 from functools import cache
 
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
 from taskqueue import BadInput
 
-# scrypt's cost: 2**14 rounds, block size 8 (about 16 MiB and 50 ms a hash).
-N, R, P = 2**14, 8, 1
 MIN_CHARS = 8
 MAX_CHARS = 1024
+# argon2-cffi's defaults (RFC 9106's low-memory profile: argon2id, 64 MiB, 3 passes).
+_HASHER = PasswordHasher()
 
 
 def check_password(password: str) -> str:
@@ -23,30 +27,43 @@ def check_password(password: str) -> str:
     return password
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
 def hash_password(password: str) -> str:
-    """A salted scrypt hash of `password`."""
-    salt = secrets.token_bytes(16)
-    key = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=N, r=R, p=P, dklen=32,
-                         maxmem=64 * 1024 * 1024)
-    return f"scrypt${N}${R}${P}${_b64(salt)}${_b64(key)}"
+    """A salted argon2id hash of `password` (`$argon2id$v=19$...`)."""
+    return _HASHER.hash(password)
 
 
 def verify_password(password: str, stored: str) -> bool:
-    """Whether `password` matches the stored hash (in constant time)."""
+    """Whether `password` matches the stored hash, argon2id or scrypt (in constant time)."""
+    if len(password) > MAX_CHARS:
+        return False
+    if stored.startswith("scrypt$"):
+        return _verify_scrypt(password, stored)
+    try:
+        return _HASHER.verify(stored, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+def needs_rehash(stored: str) -> bool:
+    """Whether a hash that just verified should be replaced: every scrypt hash, and an
+    argon2 hash made with weaker parameters than today's."""
+    if stored.startswith("scrypt$"):
+        return True
+    try:
+        return _HASHER.check_needs_rehash(stored)
+    except InvalidHashError:
+        return True
+
+
+def _verify_scrypt(password: str, stored: str) -> bool:
     try:
         scheme, n, r, p, salt, key = stored.split("$")
-        if scheme != "scrypt" or len(password) > MAX_CHARS:
-            return False
         got = hashlib.scrypt(password.encode("utf-8"), salt=base64.b64decode(salt),
                              n=int(n), r=int(r), p=int(p), dklen=32,
                              maxmem=64 * 1024 * 1024)
     except (ValueError, TypeError):
         return False
-    return hmac.compare_digest(got, base64.b64decode(key))
+    return scheme == "scrypt" and hmac.compare_digest(got, base64.b64decode(key))
 
 
 @cache

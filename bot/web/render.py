@@ -7,6 +7,8 @@ JSON when the path ends in `.json` or the query says `?format=json`.
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache, partial
 from pathlib import Path
@@ -14,9 +16,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from markupsafe import Markup, escape
 
 if TYPE_CHECKING:
     from jinja2 import Environment
+
+    from taskqueue import Approval
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -62,6 +67,22 @@ def person(by: str | None) -> str:
     return by
 
 
+WAITING = ": waiting for "
+
+
+def progress(approval: Approval) -> str | None:
+    """Four-eyes progress with each person's name ("Approved by alice (1 of 2): …"), never a
+    channel's actor string (`web:alice`, `telegram:7:Alice`)."""
+    named = tuple(replace(v, by=person(v.by)) for v in approval.approvals)
+    text = replace(approval, approvals=named).progress()
+    recorded = approval.progress()
+    if text is None or recorded is None or not approval.groups:
+        return text
+    # Groups list their members as recorded, so what is still missing comes from the record.
+    return (text.rsplit(WAITING, 1)[0] + WAITING + recorded.rsplit(WAITING, 1)[1]
+            if WAITING in text and WAITING in recorded else text)
+
+
 def safe_url(value: Any) -> str | None:
     """A link target only when it is plain http(s): never javascript: or data:."""
     if not isinstance(value, str) or len(value) > 2000:
@@ -75,6 +96,28 @@ def as_text(value: Any) -> str:
                                                            sort_keys=True)
 
 
+# An http(s) address inside a text, up to the first space, quote or angle bracket.
+_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
+
+
+def linked(value: Any) -> Markup:
+    """A request's text, escaped, with each http(s) address a link (`rel="noopener
+    noreferrer"`); other schemes (javascript:, data:, file:) stay text."""
+    text = as_text(value)
+    out, last = [], 0
+    for found in _URL.finditer(text):
+        url = found.group(0).rstrip(".,;:!?)")
+        if not safe_url(url):
+            continue
+        start, end = found.start(), found.start() + len(url)
+        out.append(escape(text[last:start]))
+        out.append(Markup('<a href="{0}" rel="noopener noreferrer" target="_blank">{0}</a>')
+                   .format(url))
+        last = end
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
+
+
 @cache
 def environment() -> Environment:
     """The pages' templates, loaded with Jinja2 when the first page is rendered: a service
@@ -83,9 +126,13 @@ def environment() -> Environment:
 
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True, undefined=ChainableUndefined)
+    from bot.web.history import words
+
     env.filters.update(when=when, ago=ago, until=until, person=person, safe_url=safe_url,
-                       as_text=as_text, pretty=lambda v: json.dumps(
-                           v, indent=2, ensure_ascii=False, sort_keys=True, default=str))
+                       history=words,
+                       as_text=as_text, progress=progress, linked=linked,
+                       pretty=lambda v: json.dumps(v, indent=2, ensure_ascii=False,
+                                                   sort_keys=True, default=str))
     return env
 
 

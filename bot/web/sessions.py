@@ -1,10 +1,11 @@
-"""Signed session cookies and the CSRF tokens bound to them.
+"""Sessions kept in PostgreSQL (`web_sessions`, through aiohttp-session) and the CSRF tokens
+bound to them.
 
-A session is `base64(json).hmac` signed with the database's key: who, when it was issued,
-and a random id. It holds no password and is checked against the account on every request,
-so removing an account or changing its password ends its sessions. A CSRF token is an
-HMAC of the session id (or, before signing in, of a random pre-session cookie), so a page
-from elsewhere cannot forge a form post.
+The cookie holds only a random token; the table holds its SHA-256, the account and when it
+lapses. Signing out deletes the row, so a copy of the cookie is refused from then on;
+"sign out everywhere", a new password and removing the account delete every row of the
+account. A CSRF token is an HMAC of the session's id (or, before signing in, of a random
+pre-session cookie), so a page from elsewhere cannot forge a form post.
 """
 
 from __future__ import annotations
@@ -12,17 +13,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import secrets
-import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiohttp import web
+from aiohttp_session import AbstractStorage
+from aiohttp_session import Session as StoredSession
+
+if TYPE_CHECKING:
+    from bot.web.store import AccountStore
 
 SESSION_COOKIE = "signoff_session"
 PRE_COOKIE = "signoff_pre"
 # How long a sign-in lasts (seconds).
 SESSION_SECONDS = 12 * 3600
+# A cookie longer than this is not one of ours (ours are 43 characters).
+MAX_COOKIE_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -34,38 +41,61 @@ class Session:
     sid: str
 
 
-class Signer:
-    """Makes and checks session cookies and CSRF tokens with one key."""
+def session_id(token: str) -> str:
+    """The row's key: the cookie's token hashed, so the table's rows cannot be replayed."""
+    return hashlib.sha256(token.encode("ascii", "replace")).hexdigest()
 
-    def __init__(self, key: bytes, lifetime: float = SESSION_SECONDS) -> None:
-        self.key = key
+
+class SessionStorage(AbstractStorage):
+    """aiohttp-session's storage on the web's `web_sessions` table."""
+
+    def __init__(self, store: AccountStore, *, secure: bool = False,
+                 lifetime: int = SESSION_SECONDS) -> None:
+        super().__init__(cookie_name=SESSION_COOKIE, max_age=lifetime, path="/",
+                         httponly=True, samesite="Strict")
+        self.store = store
+        self.secure = secure
         self.lifetime = lifetime
+
+    async def load_session(self, request: web.Request) -> StoredSession:
+        token = self.load_cookie(request)
+        if not token or len(token) > MAX_COOKIE_CHARS:
+            return StoredSession(None, data=None, new=True, max_age=self.lifetime)
+        row = await self.store.session_get(session_id(token))
+        if row is None:  # signed out, lapsed, or never ours
+            return StoredSession(None, data=None, new=True, max_age=self.lifetime)
+        data = {"account": row["account"], "sid": row["id"],
+                "issued": row["created_at"].timestamp()}
+        return StoredSession(token, data={"created": int(data["issued"]), "session": data},
+                             new=False, max_age=self.lifetime)
+
+    async def save_session(self, request: web.Request, response: web.StreamResponse,
+                           session: StoredSession) -> None:
+        if session.empty:  # signed out: the row goes, and the cookie with it
+            if session.identity:
+                await self.store.session_remove(session_id(str(session.identity)))
+            response.del_cookie(self.cookie_name, path="/")
+            return
+        if not session.new:
+            return
+        token = secrets.token_urlsafe(32)
+        row = await self.store.session_add(session_id(token), str(session["account"]),
+                                           self.lifetime)
+        session["sid"], session["issued"] = row["id"], row["created_at"].timestamp()
+        response.set_cookie(self.cookie_name, token, max_age=self.lifetime, path="/",
+                            httponly=True, samesite="Strict",
+                            secure=request.secure or self.secure)
+
+
+class Signer:
+    """Makes and checks CSRF tokens with the database's key."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
 
     def _mac(self, purpose: str, text: str) -> str:
         digest = hmac.new(self.key, f"{purpose}:{text}".encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
-
-    def session_cookie(self, account: str) -> str:
-        body = json.dumps({"a": account, "i": time.time(), "s": secrets.token_urlsafe(18)},
-                          separators=(",", ":"))
-        encoded = base64.urlsafe_b64encode(body.encode()).decode("ascii").rstrip("=")
-        return f"{encoded}.{self._mac('session', encoded)}"
-
-    def session(self, cookie: str | None) -> Session | None:
-        """The session a cookie holds, when its signature is ours and it has not lapsed."""
-        if not cookie or len(cookie) > 1000 or "." not in cookie:
-            return None
-        encoded, mac = cookie.rsplit(".", 1)
-        if not hmac.compare_digest(mac, self._mac("session", encoded)):
-            return None
-        try:
-            body = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
-            found = Session(str(body["a"]), float(body["i"]), str(body["s"]))
-        except (ValueError, KeyError, TypeError):
-            return None
-        if not 0 <= time.time() - found.issued <= self.lifetime:
-            return None
-        return found
 
     def csrf_token(self, bound_to: str) -> str:
         """The token forms carry: bound to a session id or a pre-session cookie."""

@@ -1,7 +1,7 @@
-"""The web channel's own tables (`web_accounts`, `web_secrets`, `web_first_links`): who may
-sign in, the key that signs sessions, and the one-time links that create the first account.
-Migrated by the bot as owner "web"; queries are named blocks in sql/queries.sql, loaded
-once."""
+"""The web channel's own tables (`web_accounts`, `web_sessions`, `web_secrets`,
+`web_first_links`): who may sign in, who is signed in, the key CSRF tokens are made with, and
+the one-time links that create the first account. Migrated by the bot as owner "web"; queries
+are named blocks in sql/queries.sql, loaded once."""
 
 from __future__ import annotations
 
@@ -97,6 +97,31 @@ class AccountStore:
 
     async def account_logged_in(self, name: str) -> None:
         await self._rows("account_logged_in", {"name": name})
+
+    async def account_hash_upgrade(self, name: str, old: str, new: str) -> bool:
+        """Replace a hash with a stronger one of the same password (sessions stand)."""
+        return bool(await self._rows("account_hash_upgrade", {"name": name, "old": old,
+                                                              "hash": new}))
+
+    async def session_add(self, sid: str, account: str, seconds: int) -> dict[str, Any]:
+        """A new session row (`sid` is the cookie token's hash)."""
+        return (await self._rows("session_add", {"id": sid, "account": account,
+                                                 "seconds": seconds}))[0]
+
+    async def session_get(self, sid: str) -> dict[str, Any] | None:
+        """The live session `sid`, when its account stands and its password is unchanged."""
+        found = await self._rows("session_get", {"id": sid})
+        return found[0] if found else None
+
+    async def session_remove(self, sid: str) -> bool:
+        return bool(await self._rows("session_remove", {"id": sid}))
+
+    async def session_remove_all(self, account: str) -> int:
+        """End every session of `account` (sign out everywhere); how many there were."""
+        return len(await self._rows("session_remove_all", {"account": account}))
+
+    async def session_count(self, account: str) -> int:
+        return int((await self._rows("session_count", {"account": account}))[0]["n"])
 
     async def secret_ensure(self, name: str = "session") -> bytes:
         """The database's signing key, made on first use."""

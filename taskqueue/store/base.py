@@ -115,6 +115,14 @@ class QueueBase:
         return await conn.execute(query(name), params)
 
     @staticmethod
+    async def _all_unprepared(conn: Conn, sql: str, params: Mapping[str, Any]
+                              ) -> list[dict[str, Any]]:
+        """Rows of a statement composed from named blocks, planned for these parameters
+        each time (never a prepared, generic plan)."""
+        cur = await conn.execute(sql, params, prepare=False)
+        return await cur.fetchall()
+
+    @staticmethod
     async def _one(conn: Conn, name: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
         cur = await conn.execute(query(name), params)
         return await cur.fetchone()

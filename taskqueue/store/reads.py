@@ -17,6 +17,29 @@ from taskqueue.store.models import Approval, Attachment, Capability, Task, TaskD
 from taskqueue.store.queries import query
 from taskqueue.store.states import Status
 
+# The task list's orders: (ORDER BY, the keyset condition: after the cursor's row).
+_SEARCH_ORDERS = {
+    "newest": ("created_at DESC, id DESC",
+               "(%(after_id)s::bigint IS NULL OR (t.created_at, t.id) < "
+               "(%(after_at)s::timestamptz, %(after_id)s))"),
+    "oldest": ("created_at, id",
+               "(%(after_id)s::bigint IS NULL OR (t.created_at, t.id) > "
+               "(%(after_at)s::timestamptz, %(after_id)s))"),
+    "updated": ("updated_at DESC, id DESC",
+                "(%(after_id)s::bigint IS NULL OR (t.updated_at, t.id) < "
+                "(%(after_at)s::timestamptz, %(after_id)s))"),
+}
+SEARCH_SORTS = tuple(_SEARCH_ORDERS)
+# The filters' blocks (task_search_by_*), each added only when its filter is given, and
+# the parameter that gives it.
+_SEARCH_PARAM = {"text": "words"}
+# From this many matches on, who decided and the text walk the page's order (see
+# ReadsMixin._search_block).
+SEARCH_MANY = 2000
+_SEARCH_FILTERS = ("capability", "status", "created_after", "created_before", "decided_by",
+                   "text")
+MAX_SEARCH_TEXT = 200
+
 
 class ReadsMixin(QueueBase):
     """Tasks, approvals and attachments as rows; capability settings; pipeline figures."""
@@ -55,6 +78,65 @@ class ReadsMixin(QueueBase):
             approvals = await self._latest_approvals(conn, [r["id"] for r in found])
         return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
 
+    async def task_search(self, *, capability: str | None = None,
+                          status: Status | str | None = None,
+                          decided_by: Sequence[str] = (),
+                          created_after: datetime | None = None,
+                          created_before: datetime | None = None, text: str | None = None,
+                          sort: str = "newest", after: tuple[int, datetime] | None = None,
+                          limit: int = 50) -> list[Task]:
+        """One page of tasks matching every filter given, in `sort` order ("newest",
+        "oldest": by creation; "updated": latest change first), after the cursor `after`
+        (the last row's id and its created_at, or updated_at for "updated").
+        `decided_by`: actor names, compared case-folded, of a decision or an approve;
+        `text`: words of the payload's strings or of a question, any case (ending in `*`:
+        a word's beginning)."""
+        if sort not in _SEARCH_ORDERS:
+            raise BadInput(f"sort is one of {', '.join(SEARCH_SORTS)}, not {sort!r}")
+        if not 1 <= limit <= 100_000:
+            raise BadInput(f"limit must be 1 to 100000, not {limit}")
+        if text is not None and not 0 < len(text) <= MAX_SEARCH_TEXT:
+            raise BadInput(f"a search text is 1 to {MAX_SEARCH_TEXT} characters")
+        order, keyset = _SEARCH_ORDERS[sort]
+        params: dict[str, Any] = {
+            "capability": capability, "status": check_status(status) if status else None,
+            "created_after": created_after, "created_before": created_before,
+            "decided_by": [d.casefold() for d in decided_by] or None,
+            "words": await self._search_words(text) if text is not None else None,
+            "after_id": after[0] if after else None, "after_at": after[1] if after else None,
+            "limit": limit}
+        async with self._tx() as conn:
+            filters = [query(await self._search_block(conn, k, params))
+                       for k in _SEARCH_FILTERS if params[_SEARCH_PARAM.get(k, k)] is not None]
+            sql = (query("task_search").replace("{filters}", " AND ".join(filters) or "true")
+                   .replace("{keyset}", keyset).replace("{order}", order))
+            found = await self._all_unprepared(conn, sql, params)
+            approvals = await self._latest_approvals(conn, [r["id"] for r in found])
+        return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
+
+    async def _search_block(self, conn: Any, key: str, params: dict[str, Any]) -> str:
+        """The block of one filter. Who decided and the text have two: for a rare value the
+        matches are read first; for a common one (SEARCH_MANY or more) the page's order is
+        walked and each task checked, which stops at the page's end (each is the slow one
+        for the other case, by 100 times at a million tasks)."""
+        if key not in ("decided_by", "text"):
+            return f"task_search_by_{key}"
+        counted = await self._one(conn, f"task_search_{key}_count",
+                                  params | {"cap": SEARCH_MANY})
+        many = counted is not None and counted["n"] >= SEARCH_MANY
+        return f"task_search_by_{key}" + ("_many" if many else "")
+
+    async def _search_words(self, text: str) -> str:
+        """The tsquery of a search text: its words (the documents' parser's), all of them;
+        a trailing `*` makes each a word's beginning."""
+        words = text.rstrip("*").strip()
+        if not words:
+            raise BadInput("a search text needs a word (a trailing * finds a beginning)")
+        async with self.pool.connection() as conn:
+            row = await self._one(conn, "task_search_words", {
+                "text": words, "prefix": text.endswith("*")})
+        return str(row["words"]) if row else ""
+
     async def task_list_finished(self, since: datetime, until: datetime, *,
                                  per_group: int = 10) -> list[tuple[Task, int]]:
         """Tasks that finished in [since, until), read in one snapshot with their latest
@@ -76,6 +158,29 @@ class ReadsMixin(QueueBase):
             if row is None:
                 raise ApprovalNotFound(f"no such approval: {approval_id}")
             return (await self._approvals(conn, [row]))[0]
+
+    async def approval_list_open_ids(self) -> list[int]:
+        """The ids of approval_list_open's approvals, oldest first (one page's worth of
+        reading for a count and a page of a long inbox)."""
+        async with self.pool.connection() as conn:
+            return [r["id"] for r in await self._all(conn, "approval_list_open_ids", {})]
+
+    async def approval_get_many(self, approval_ids: Sequence[int]) -> list[Approval]:
+        """Approvals with their attachments' metadata, in the order of `approval_ids`
+        (one missing is left out)."""
+        async with self._tx() as conn:
+            found = await self._all(conn, "approval_get_many", {"ids": list(approval_ids)})
+            by_id = {a.id: a for a in await self._approvals(conn, found)}
+        return [by_id[i] for i in approval_ids if i in by_id]
+
+    async def task_get_many(self, task_ids: Sequence[int]) -> list[Task]:
+        """Tasks with their latest approvals, in the order of `task_ids` (one missing is
+        left out)."""
+        async with self._tx() as conn:
+            found = await self._all(conn, "task_get_many", {"ids": list(task_ids)})
+            approvals = await self._latest_approvals(conn, [r["id"] for r in found])
+        by_id = {r["id"]: rows.task_from_row(r, approvals.get(r["id"])) for r in found}
+        return [by_id[i] for i in task_ids if i in by_id]
 
     async def approval_list_open(self) -> list[Approval]:
         """Unanswered approvals of parked tasks, oldest first."""

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskqueue import BadInput, Status, TaskQueue
-from tests.taskqueue.factories import sql, task_in
+from tests.taskqueue.factories import parked, sql, task_in
 
 
 async def _finish_at(queue: TaskQueue, task_id: int, when: datetime) -> None:
@@ -39,3 +39,18 @@ async def test_a_negative_group_size_is_refused(queue: TaskQueue) -> None:
     day = datetime(2026, 11, 30, tzinfo=UTC)
     with pytest.raises(BadInput, match="per_group"):
         await queue.task_list_finished(day, day, per_group=-1)
+
+
+async def test_open_ids_and_the_many_reads_keep_the_order_asked(queue: TaskQueue) -> None:
+    _, first = await parked(queue, question="First?")
+    _, second = await parked(queue, question="Second?")
+    _, third = await parked(queue, question="Third?")
+    await queue.approval_decide(second.id, "approved", "bob")
+    assert await queue.approval_list_open_ids() == [a.id for a in await
+                                                    queue.approval_list_open()]
+    assert await queue.approval_list_open_ids() == [first.id, third.id]
+    got = await queue.approval_get_many([third.id, 999_999, first.id])
+    assert [a.question for a in got] == ["Third?", "First?"]
+    tasks = await queue.task_get_many([third.task_id, first.task_id, 999_999])
+    assert [t.id for t in tasks] == [third.task_id, first.task_id]
+    assert tasks[0].approval is not None and tasks[0].approval.id == third.id

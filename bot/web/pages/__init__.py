@@ -5,7 +5,19 @@ from __future__ import annotations
 from aiohttp import web
 
 from bot.web.app import WebApp
-from bot.web.pages import account, files, inbox, login, queue, signals, stream, task, welcome
+from bot.web.pages import (
+    account,
+    bulk,
+    files,
+    inbox,
+    login,
+    queue,
+    signals,
+    stream,
+    task,
+    tasks,
+    welcome,
+)
 
 
 def install(webapp: WebApp, app: web.Application) -> None:
@@ -14,5 +26,6 @@ def install(webapp: WebApp, app: web.Application) -> None:
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
-    for module in (login, inbox, task, queue, signals, files, stream, account, welcome):
+    for module in (login, inbox, tasks, bulk, task, queue, signals, files, stream, account,
+                   welcome):
         module.add_routes(router)

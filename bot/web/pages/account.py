@@ -1,5 +1,6 @@
 """The account page (`/account`): the signed-in person's passkeys, "Add a passkey" (a WebAuthn
-registration in the browser) and removing one; and the options a signed approve signs."""
+registration in the browser) and removing one; how many sessions are open with "Sign out
+everywhere" (templates/account_sessions.html); and the options a signed approve signs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 from aiohttp import web
 
 from bot.web.app import web_app
-from bot.web.pages.base import context, int_arg
+from bot.web.pages.base import EXT, context, int_arg
 from bot.web.passkeys import (
     origin,
     registration_options,
@@ -18,7 +19,8 @@ from bot.web.passkeys import (
     verify_registration,
     why_not,
 )
-from bot.web.render import as_json, html
+from bot.web.render import as_json, html, wants_json
+from bot.web.sessions import SESSION, Session
 from taskqueue import BadInput, NotFound
 
 log = logging.getLogger("signoff.web.account")
@@ -28,12 +30,18 @@ MAX_LABEL = 60
 
 async def account(request: web.Request) -> web.Response:
     app = web_app(request)
+    session: Session | None = request.get(SESSION)
+    assert session is not None
     person = app.decider(request)
-    await app.register_signing_link(request)
     keys = await app.queue.passkey_list(person)
+    sessions = await app.store.session_count(session.account)
+    if wants_json(request):
+        return as_json({"account": session.account, "sessions": sessions, "person": person,
+                        "passkeys": [k.to_json() for k in keys]})
+    await app.register_signing_link(request)
     return html("account", context(request, "account", "Account", person=person,
                                    passkeys=keys, why_not=why_not(app, request),
-                                   rp_id=rp_id(app, request)))
+                                   rp_id=rp_id(app, request), sessions=sessions))
 
 
 async def options(request: web.Request) -> web.Response:
@@ -91,7 +99,7 @@ async def sign_options(request: web.Request) -> web.Response:
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_get("/account", account)
+    router.add_get("/account" + EXT, account)
     router.add_post("/account/passkeys/options", options)
     router.add_post("/account/passkeys", add)
     router.add_post(r"/account/passkeys/{cid:[0-9a-f]{2,2046}}/remove", remove)

@@ -10,6 +10,7 @@ from markupsafe import Markup
 
 from bot.web.app import WebApp
 from bot.web.evidence import before_after, decoded, diff_html, kind_of
+from bot.web.render import progress
 from taskqueue import Approval, Attachment, Task
 
 REQUEST_KINDS = ("job_application", "vm_change", "code_change", "build_publish")
@@ -52,7 +53,7 @@ class Card:
         doc = self.approval.to_json()
         doc["capability"] = self.task.capability
         doc["task_status"] = self.task.status.value
-        doc["progress"] = self.approval.progress()
+        doc["progress"] = progress(self.approval)
         doc["signed_approvals"] = self.signed
         for shown, item in zip(self.evidence, doc["attachments"], strict=True):
             item["shown_as"] = shown.kind

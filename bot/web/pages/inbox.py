@@ -12,7 +12,7 @@ from bot.web.app import web_app
 from bot.web.pages.base import EXT, context, int_arg
 from bot.web.pages.cards import card
 from bot.web.passkeys import origin
-from bot.web.render import as_json, fragment, html, person, wants_json
+from bot.web.render import as_json, fragment, html, person, progress, wants_json
 from bot.web.sessions import SESSION, Session
 from taskqueue import (
     AlreadyApproved,
@@ -30,19 +30,47 @@ from taskqueue import (
 
 log = logging.getLogger("signoff.web.inbox")
 
-# The inbox shows at most this many questions (the oldest first).
-MAX_SHOWN = 100
+# The inbox shows this many questions a page, the oldest first; `?after=ID` pages on.
+PAGE = 25
 CHOICES = {"approve": Decision.APPROVED, "revise": Decision.REVISED, "skip": Decision.SKIPPED}
+
+
+def page_of(open_: list[int], after: int | None, limit: int = PAGE) -> tuple[list[int], int]:
+    """The `limit` approval ids after `after` (keyset on the inbox's order; when that one was
+    decided meanwhile, after its id), and the first one's position."""
+    start = 0
+    if after is not None:
+        start = open_.index(after) + 1 if after in open_ else next(
+            (n for n, i in enumerate(open_) if i > after), len(open_))
+    return open_[start:start + limit], start
+
+
+def _after(request: web.Request) -> int | None:
+    value = request.query.get("after", "")
+    if not value:
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise web.HTTPBadRequest(text="after: an approval id")
+    return int(value)
 
 
 async def inbox(request: web.Request) -> web.Response:
     app = web_app(request)
     await app.register_signing_link(request)
-    open_ = await app.queue.approval_list_open()
-    cards = [await card(app, a) for a in open_[:MAX_SHOWN]]
+    after = _after(request)
+    # The open list as ids only; the page's 25 approvals and tasks in one read each.
+    open_ = await app.queue.approval_list_open_ids()
+    shown, start = page_of(open_, after)
+    approvals = [a for a in await app.queue.approval_get_many(shown) if a.is_open]
+    tasks = {t.id: t for t in await app.queue.task_get_many([a.task_id for a in approvals])}
+    cards = [await card(app, a, tasks.get(a.task_id)) for a in approvals]
     if wants_json(request):
-        return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards]})
-    return html("inbox", context(request, "inbox", "Inbox", cards=cards, total=len(open_)))
+        return as_json({"open": len(open_), "approvals": [c.to_json() for c in cards],
+                        "open_ids": open_})
+    next_after = shown[-1] if start + len(shown) < len(open_) else None
+    return html("inbox", context(request, "inbox", "Inbox", cards=cards, total=len(open_),
+                                 after=after, first=start + 1, limit=PAGE,
+                                 next_after=next_after))
 
 
 async def card_fragment(request: web.Request) -> web.Response:
@@ -63,7 +91,7 @@ def outcome(approval: Approval) -> dict[str, object]:
             "decided_by": approval.decided_by, "decided_at": approval.decided_at,
             "note": approval.note, "required": approval.required,
             "approvals": [v.to_json() for v in approval.approvals],
-            "progress": approval.progress(), "reminded_at": approval.reminded_at,
+            "progress": progress(approval), "reminded_at": approval.reminded_at,
             "escalated_at": approval.escalated_at}
 
 

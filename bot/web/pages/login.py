@@ -1,4 +1,5 @@
-"""Sign in and out: a rate-limited password check, then a signed session cookie."""
+"""Sign in and out: a rate-limited password check, then a session kept on the server; sign
+out ends it there (and "sign out everywhere" every session of the person)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from aiohttp import web
 
 from bot.web.app import public, web_app
 from bot.web.pages.base import context
-from bot.web.passwords import dummy_hash, verify_password
+from bot.web.passwords import dummy_hash, hash_password, needs_rehash, verify_password
 from bot.web.render import html
-from bot.web.sessions import PRE, PRE_COOKIE, SESSION_COOKIE, new_pre_session
+from bot.web.sessions import PRE, PRE_COOKIE, SESSION, Session, new_pre_session
 from bot.web.store import NAME_RULE
 
 log = logging.getLogger("signoff.web.login")
@@ -73,22 +74,34 @@ async def login_post(request: web.Request) -> web.StreamResponse:
                                 error="Wrong name or password.")
     app.limiter.succeeded(name)
     await app.store.account_logged_in(account.name)
-    assert app.signer is not None
+    if needs_rehash(stored):  # an older scrypt hash becomes argon2id now the password is known
+        upgraded = await asyncio.to_thread(hash_password, password)
+        await app.store.account_hash_upgrade(account.name, stored, upgraded)
+        log.info("web password hash upgraded to argon2id account=%s", account.name)
+    await app.sign_in(request, account.name)
     log.info("web sign-in account=%s address=%s", account.name, address)
-    response = web.HTTPSeeOther(_next(form.get("next")))
-    response.set_cookie(SESSION_COOKIE, app.signer.session_cookie(account.name), httponly=True,
-                        samesite="Strict", path="/", secure=_secure(request),
-                        max_age=int(app.signer.lifetime))
-    raise response
+    raise web.HTTPSeeOther(_next(form.get("next")))
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
-    response = web.HTTPSeeOther("/login")
-    response.del_cookie(SESSION_COOKIE, path="/")
-    raise response
+    """End this session on the server, then the cookie."""
+    await web_app(request).sign_out(request)
+    raise web.HTTPSeeOther("/login")
+
+
+async def logout_everywhere(request: web.Request) -> web.StreamResponse:
+    """End every session of the signed-in person, this one included."""
+    app = web_app(request)
+    session: Session | None = request.get(SESSION)
+    assert session is not None
+    ended = await app.sign_out_everywhere(session.account)
+    await app.sign_out(request)
+    log.info("web signed out everywhere account=%s sessions=%d", session.account, ended)
+    raise web.HTTPSeeOther("/login")
 
 
 def add_routes(router: web.UrlDispatcher) -> None:
     router.add_get("/login", login_page)
     router.add_post("/login", login_post)
     router.add_post("/logout", logout)
+    router.add_post("/logout/everywhere", logout_everywhere)

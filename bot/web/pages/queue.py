@@ -16,6 +16,8 @@ from taskqueue import Capability
 
 SHOWN_STATUSES = ("pending", "running", "needs_approval", "approved", "succeeded", "failed",
                   "skipped", "expired", "cancelled")
+# Their counts cover the last day, so their links list the last day's.
+FINISHED = ("succeeded", "failed", "skipped", "expired", "cancelled")
 
 
 @dataclass
@@ -69,7 +71,7 @@ async def queue_page(request: web.Request) -> web.Response:
         return as_json({"capabilities": [line.to_json() for line in shown],
                         "note": "finished counts cover the last day"})
     return html("queue", context(request, "queue", "Queue", lines=shown,
-                                 statuses=SHOWN_STATUSES))
+                                 statuses=SHOWN_STATUSES, finished=FINISHED))
 
 
 def add_routes(router: web.UrlDispatcher) -> None:

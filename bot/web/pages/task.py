@@ -32,8 +32,9 @@ async def task_page(request: web.Request) -> web.Response:
     if wants_json(request):
         return as_json(detail.to_json() | {"allowed": moves})
     files = {a.id: [await evidence(app, f) for f in a.attachments] for a in detail.approvals}
+    signed = (await app.queue.capability_get(detail.task.capability)).signed_approvals
     return html("task", context(request, "task", f"Task {detail.task.id}", d=detail,
-                                t=detail.task, moves=moves, files=files,
+                                t=detail.task, moves=moves, files=files, signed=signed,
                                 error=request.query.get("error")))
 
 

@@ -18,7 +18,7 @@ from bot.web.firstlink import MAX_TOKEN_CHARS, PATH, token_hash
 from bot.web.pages.base import context
 from bot.web.passwords import check_password, hash_password
 from bot.web.render import html
-from bot.web.sessions import PRE, PRE_COOKIE, SESSION_COOKIE, new_pre_session
+from bot.web.sessions import PRE, PRE_COOKIE, new_pre_session
 from bot.web.store import check_account_name
 from taskqueue import BadInput
 
@@ -96,14 +96,10 @@ async def welcome_post(request: web.Request) -> web.StreamResponse:
         log.warning("web: a refused one-time link was posted address=%s", request.remote)
         return await _refused(request, await app.store.account_count() > 0)
     await app.store.account_logged_in(name)
-    assert app.signer is not None
+    await app.sign_in(request, name)
     log.info("web: first account %s created with the one-time link address=%s", name,
              request.remote)
-    response = web.HTTPSeeOther("/")
-    response.set_cookie(SESSION_COOKIE, app.signer.session_cookie(name), httponly=True,
-                        samesite="Strict", path="/", secure=_secure(request),
-                        max_age=int(app.signer.lifetime))
-    raise response
+    raise web.HTTPSeeOther("/")
 
 
 def add_routes(router: web.UrlDispatcher) -> None:

@@ -7,6 +7,7 @@ RETURNING name;
 
 -- name: account_password_set
 -- A new password ends every session issued before it.
+WITH ended AS (DELETE FROM web_sessions WHERE account = %(name)s)
 UPDATE web_accounts SET password_hash = %(hash)s, password_changed_at = clock_timestamp()
 WHERE name = %(name)s
 RETURNING name;
@@ -68,3 +69,33 @@ INSERT INTO web_accounts (name, password_hash)
 SELECT %(name)s, %(password_hash)s FROM used
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
+
+-- name: account_hash_upgrade
+-- A stronger hash of the same password (scrypt to argon2id at sign-in): sessions stand.
+UPDATE web_accounts SET password_hash = %(hash)s
+WHERE name = %(name)s AND password_hash = %(old)s
+RETURNING name;
+
+-- name: session_add
+-- Lapsed rows of anyone go at the next sign-in, so the table holds live sessions only.
+WITH lapsed AS (DELETE FROM web_sessions WHERE expires_at < clock_timestamp())
+INSERT INTO web_sessions (id, account, expires_at)
+VALUES (%(id)s, %(account)s, clock_timestamp() + make_interval(secs => %(seconds)s))
+RETURNING id, account, created_at;
+
+-- name: session_get
+-- A live session of an account that still stands, issued after its last new password.
+SELECT s.id, s.account, s.created_at
+FROM web_sessions s JOIN web_accounts a ON a.name = s.account
+WHERE s.id = %(id)s AND s.expires_at > clock_timestamp()
+  AND s.created_at >= a.password_changed_at;
+
+-- name: session_remove
+DELETE FROM web_sessions WHERE id = %(id)s RETURNING id;
+
+-- name: session_remove_all
+DELETE FROM web_sessions WHERE account = %(account)s RETURNING id;
+
+-- name: session_count
+SELECT count(*)::int AS n FROM web_sessions
+WHERE account = %(account)s AND expires_at > clock_timestamp();

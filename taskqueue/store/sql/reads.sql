@@ -44,6 +44,19 @@ SELECT * FROM approvals WHERE task_id = %(task_id)s ORDER BY id;
 -- name: approval_get
 SELECT * FROM approvals WHERE id = %(id)s;
 
+-- name: approval_list_open_ids
+-- The open approvals' ids in the inbox's order (approval_list_open's rows, without them).
+SELECT a.id FROM approvals a JOIN tasks t ON t.id = a.task_id
+WHERE a.decision IS NULL AND t.status = 'needs_approval'
+  AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
+ORDER BY a.created_at, a.id;
+
+-- name: approval_get_many
+SELECT * FROM approvals WHERE id = ANY(%(ids)s);
+
+-- name: task_get_many
+SELECT * FROM tasks WHERE id = ANY(%(ids)s);
+
 -- name: approval_list_open
 SELECT a.* FROM approvals a JOIN tasks t ON t.id = a.task_id
 WHERE a.decision IS NULL AND t.status = 'needs_approval'
@@ -72,3 +85,103 @@ WHERE status IN ('pending', 'running', 'needs_approval', 'approved')
    OR finished_at > now() - interval '1 day'
 GROUP BY capability, status
 ORDER BY capability, status;
+
+-- name: task_search
+-- One page of the operators' task list (the web's Tasks page). The finished tasks (millions)
+-- and the unfinished ones (a queue's depth) are read apart, each through its own indexes
+-- (migrations 0026 and 0027's partial ones for the finished; the claim's and the caps' for
+-- the others), and merged. ReadsMixin.task_search fills in the filters given (the
+-- task_search_by_* blocks below, joined with AND: only those, so the planner sees each
+-- as a plain condition or a semi-join), the keyset and the order, from fixed text.
+SELECT * FROM (
+    (SELECT t.* FROM tasks t
+     WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+       AND {filters} AND {keyset}
+     ORDER BY {order} LIMIT %(limit)s)
+    UNION ALL
+    (SELECT t.* FROM tasks t
+     WHERE (t.status IN ('pending', 'approved') OR t.status IN ('running', 'needs_approval'))
+       AND {filters} AND {keyset}
+     ORDER BY {order} LIMIT %(limit)s)
+) t
+ORDER BY {order}
+LIMIT %(limit)s;
+
+-- name: task_search_by_capability
+t.capability = %(capability)s;
+
+-- name: task_search_by_status
+t.status = %(status)s;
+
+-- name: task_search_by_created_after
+t.created_at >= %(created_after)s;
+
+-- name: task_search_by_created_before
+t.created_at < %(created_before)s;
+
+-- name: task_search_by_decided_by
+-- Case-folded actor names: a decision's, or an approve's (four eyes: every approve is a
+-- vote, the deciding one too). For a name with few decisions: its tasks, then the page.
+t.id IN (
+    SELECT a.task_id FROM approvals a WHERE lower(a.decided_by) = ANY(%(decided_by)s)
+    UNION ALL
+    SELECT a.task_id FROM approval_votes v JOIN approvals a ON a.id = v.approval_id
+    WHERE lower(v.person) = ANY(%(decided_by)s));
+
+-- name: task_search_by_decided_by_many
+-- The same for a name with many decisions: the page's order is walked and each task probed
+-- (approvals_task_idx), which stops at the page's 51st instead of reading them all.
+EXISTS (
+    SELECT 1 FROM approvals a
+    WHERE a.task_id = t.id AND lower(a.decided_by) = ANY(%(decided_by)s)
+    UNION ALL
+    SELECT 1 FROM approvals a JOIN approval_votes v ON v.approval_id = a.id
+    WHERE a.task_id = t.id AND lower(v.person) = ANY(%(decided_by)s));
+
+-- name: task_search_by_text
+-- Words of the payload's strings and numbers, or of a question (PostgreSQL's full text,
+-- 'simple': any case, no stemming); the tsquery comes from task_search_words. For a rare
+-- text: the matches through the GIN indexes (migration 0027), then the page.
+t.id IN (
+    SELECT w.id FROM tasks w
+    WHERE w.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+      AND jsonb_to_tsvector('simple', w.payload, '["string", "numeric"]') @@ %(words)s::tsquery
+    UNION ALL
+    SELECT w.id FROM tasks w
+    WHERE (w.status IN ('pending', 'approved') OR w.status IN ('running', 'needs_approval'))
+      AND jsonb_to_tsvector('simple', w.payload, '["string", "numeric"]') @@ %(words)s::tsquery
+    UNION ALL
+    SELECT q.task_id FROM approvals q
+    WHERE to_tsvector('simple', q.question) @@ %(words)s::tsquery);
+
+-- name: task_search_by_text_many
+-- The same for a common text: the page's order is walked and each task matched in place.
+-- (A scalar subquery, not EXISTS: the planner would turn an EXISTS under OR into a hash of
+-- every matching question, the very read this block is for avoiding.)
+(jsonb_to_tsvector('simple', t.payload, '["string", "numeric"]') @@ %(words)s::tsquery
+ OR coalesce((SELECT bool_or(to_tsvector('simple', q.question) @@ %(words)s::tsquery)
+              FROM approvals q WHERE q.task_id = t.id), false));
+
+-- name: task_search_decided_by_count
+-- How many decisions and approves a name has, up to %(cap)s: which of the two blocks fits.
+SELECT count(*)::int AS n FROM (
+    SELECT 1 FROM approvals a WHERE lower(a.decided_by) = ANY(%(decided_by)s)
+    UNION ALL
+    SELECT 1 FROM approval_votes v WHERE lower(v.person) = ANY(%(decided_by)s)
+    LIMIT %(cap)s) found;
+
+-- name: task_search_text_count
+-- How many tasks and questions a text matches, up to %(cap)s (through the GIN indexes).
+SELECT count(*)::int AS n FROM (
+    SELECT 1 FROM tasks w
+    WHERE w.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+      AND jsonb_to_tsvector('simple', w.payload, '["string", "numeric"]') @@ %(words)s::tsquery
+    UNION ALL
+    SELECT 1 FROM approvals q WHERE to_tsvector('simple', q.question) @@ %(words)s::tsquery
+    LIMIT %(cap)s) found;
+
+-- name: task_search_words
+-- A search text as a tsquery: plainto_tsquery's words, or with prefix each word's beginning.
+SELECT (CASE WHEN %(prefix)s
+             THEN to_tsquery('simple', quote_literal(%(text)s) || ':*')
+             ELSE plainto_tsquery('simple', %(text)s) END)::text AS words;

@@ -22,9 +22,19 @@ Notes on the analytical engine, page two.
 
 @cache
 def two_page_pdf() -> bytes:
+    return _pdf(CV)
+
+
+@cache
+def three_page_pdf() -> bytes:
+    return _pdf(CV.replace(r"\end{document}", "\\newpage\n\\section*{References}\nPage three.\n"
+                                              "\\end{document}"))
+
+
+def _pdf(source: str) -> bytes:
     with tempfile.TemporaryDirectory() as folder:
         tex = Path(folder) / "cv.tex"
-        tex.write_text(CV)
+        tex.write_text(source)
         subprocess.run(["pdflatex", "-interaction=batchmode", "-halt-on-error", tex.name],
                        cwd=folder, check=True, capture_output=True, timeout=120)
         return (Path(folder) / "cv.pdf").read_bytes()

@@ -35,5 +35,7 @@ def test_an_asked_request_is_decided_in_the_inbox_and_its_done_result_shown(
     server.run(server.queue.request_done(asked.id, "agent:ci", {"deployed": "1.2"}))
     page.goto(f"/tasks/{asked.id}")
     expect(page.locator("pre.json", has_text="deployed")).to_contain_text('"deployed": "1.2"')
-    expect(page.locator("table.events")).to_contain_text("request_done")
+    # The history in words (issue 41), the raw event kind folded beside it.
+    expect(page.locator("ol.history")).to_contain_text("request done by agent:ci")
+    expect(page.locator("ol.history code.detail").last).to_contain_text("request_done")
     screenshot(page, shots, "42-asked-task")

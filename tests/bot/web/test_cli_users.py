@@ -23,7 +23,7 @@ def test_add_list_update_and_remove_an_account(dsn: str) -> None:
     assert "no accounts" in cli.ok("web", "user", "list")
     cli.ok("web", "user", "add", "alice", "--password-stdin", stdin="first password\n")
     stored = _hash(dsn, "alice")
-    assert stored and stored.startswith("scrypt$") and "first password" not in stored
+    assert stored and stored.startswith("$argon2id$") and "first password" not in stored
     assert verify_password("first password", stored)
     assert "exists" in cli.fails(CONFLICT, "web", "user", "add", "alice", "--password-stdin",
                                  stdin="another one\n")

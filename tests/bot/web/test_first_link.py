@@ -126,7 +126,7 @@ def test_the_link_works_once_then_is_refused_and_a_link_expires(
     page.click("button[type=submit]")
     page.wait_for_url(f"{base}/")
     assert page.locator("h1").inner_text().startswith("Inbox")
-    assert page.locator("form.who span").inner_text() == "ada"
+    assert page.locator("form.who .me").inner_text() == "ada"
     screenshot(page, shots, "welcome-then-inbox")
 
     # Used: refused, signed in or not, and it made nothing more.

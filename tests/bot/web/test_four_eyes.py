@@ -113,3 +113,25 @@ def test_with_people_configured_an_account_of_no_person_is_refused(
     card.locator("button[value=approve]").click()
     expect(card.locator(".error")).to_contain_text("not one of the configured people")
     assert server.run(server.queue.approval_get(approval_id)).approvals == ()
+
+
+def test_progress_names_the_person_not_the_channels_actor_string(
+        server: Server, page: Page) -> None:
+    approval_id = server.run(_parked(server.queue, 3))
+    sign_in(page)  # alice, named by no [people.*] table: recorded as web:alice
+    live(page)
+    card = page.locator(f"#approval-{approval_id}")
+    card.locator("button[value=approve]").click()
+    expect(card.locator(".four-eyes")).to_have_text(
+        "Approved by alice (1 of 3): waiting for 2 more people")
+    recorded = server.run(server.queue.approval_get(approval_id))
+    assert [v.by for v in recorded.approvals] == ["web:alice"]  # the record keeps its actor
+    server.run(server.queue.approval_decide(approval_id, "approved", "telegram:7:Bob"))
+    expect(card.locator(".four-eyes")).to_have_text(
+        "Approved by alice, Bob (2 of 3): waiting for a third person")
+    [shown] = page.request.get("/inbox.json").json()["approvals"]
+    assert shown["progress"].startswith("Approved by alice, Bob (2 of 3)")
+    page.reload()
+    expect(card.locator(".four-eyes")).to_contain_text("Approved by alice, Bob (2 of 3)")
+    state = page.request.get(f"/approvals/{approval_id}.json").json()
+    assert "web:" not in state["progress"] and "telegram:" not in state["progress"]

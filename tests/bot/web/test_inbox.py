@@ -44,9 +44,8 @@ def test_the_inbox_shows_the_screenshot_and_the_pdf_pages_and_approve_resolves_i
     for img in (shot, pages.nth(0), pages.nth(1)):
         img.scroll_into_view_if_needed()
         eventually(lambda img=img: img.evaluate("i => i.complete && i.naturalWidth > 100"))
-    box = shot.bounding_box()
-    article = card.bounding_box()
-    assert box is not None and article is not None and box["width"] > 0.9 * article["width"] - 40
+    # At its natural size (800 px), not stretched to the card's width (issue 41).
+    assert shot.evaluate("i => i.clientWidth === i.naturalWidth && i.naturalWidth === 800")
     expect(card.locator("a[download]", has_text="cv.pdf")).to_have_attribute(
         "href", f"/attachments/{approval.attachments[1].id}")
     screenshot(page, shots, "inbox")
@@ -77,7 +76,9 @@ def test_revise_with_a_note_and_skip_resolve_their_tasks(server: Server, page: P
     one.locator("button[value=revise]").click()
     expect(one.locator(".decided")).to_contain_text("Revise requested by alice")
     two = page.locator(f"#approval-{second.id}")
-    two.locator("button[value=skip]").click()
+    two.locator("button.skip").click()
+    assert _status(server, second.task_id) is Status.NEEDS_APPROVAL  # asked, not skipped
+    two.get_by_role("button", name="Confirm skip").click()
     expect(two.locator(".decided")).to_contain_text("Skipped by alice")
     revised = server.run(server.queue.task_get(first.task_id))
     assert revised.decision is Decision.REVISED and revised.approval is not None
@@ -117,3 +118,41 @@ def test_a_second_decision_is_refused_naming_who_decided_first(
     assert late.status == 409 and late.json()["error"] == "already skipped by bob"
     expect(page.locator(f"#approval-{approval.id} .decided")).to_contain_text("Skipped by bob")
     assert _status(server, approval.task_id) is Status.SKIPPED
+
+
+def test_the_decision_buttons_are_touch_targets_at_both_widths(server: Server,
+                                                               page: Page) -> None:
+    approval = server.run(park(server.queue, "Big enough to tap?"))
+    sign_in(page)
+    live(page)
+    buttons = page.locator(f"#approval-{approval.id} .buttons button:visible")
+    page.locator(f"#approval-{approval.id} button.skip").click()  # and Confirm skip, Keep it
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 844})
+        expect(buttons).to_have_count(5)
+        for n in range(5):
+            box = buttons.nth(n).bounding_box()
+            assert box is not None and box["height"] >= 44 and box["width"] >= 44, (width, box)
+
+
+def test_the_inbox_shows_25_a_page_and_pages_on_by_keyset(server: Server, page: Page) -> None:
+    approvals = [server.run(park(server.queue, f"Question {n}?")) for n in range(28)]
+    sign_in(page)
+    live(page)
+    cards = page.locator("article.card")
+    expect(cards).to_have_count(25)
+    expect(page.locator("#open-count")).to_have_text("28")
+    expect(page.locator("#shown-range")).to_have_text("Showing 1–25 of 28, oldest first.")
+    page.click("#next-page")
+    expect(cards).to_have_count(3)
+    shown = [int(x) for x in cards.evaluate_all("cs => cs.map(c => c.dataset.approval)")]
+    assert shown == [a.id for a in approvals[25:]]
+    live(page)
+    server.run(server.queue.approval_decide(approvals[0].id, "approved", "bob"))  # page 1's
+    server.run(park(server.queue, "A newer one?"))
+    expect(cards).to_have_count(4)  # the newest joins the last page; none is marked decided
+    expect(page.locator("article.card.closed")).to_have_count(0)
+    doc = page.request.get(f"/inbox.json?after={approvals[24].id}").json()
+    assert [a["id"] for a in doc["approvals"]][:3] == [a.id for a in approvals[25:]]
+    assert doc["open"] == 28 and len(doc["open_ids"]) == 28
+    assert page.request.get("/inbox.json?after=x").status == 400

@@ -60,7 +60,8 @@ def test_the_task_page_shows_history_and_decisions_and_cancel_works(
     page.goto(f"/tasks/{approval.task_id}")
     expect(page.locator("h1")).to_contain_text("approved")
     expect(page.locator(".approval .meta")).to_contain_text("approved by Alice")
-    expect(page.locator("table.events")).to_contain_text("parked")
+    expect(page.locator(".history")).to_contain_text("parked: Send it?")
+    expect(page.locator(".history")).to_contain_text("approved by Alice")
     expect(page.locator(".moves button")).to_have_text(["Cancel"])
     screenshot(page, shots, "task")
     page.click(".moves button")
@@ -98,3 +99,56 @@ def test_queue_and_signals_pages_in_words_and_json(server: Server, page: Page,
     assert signals["open_approvals"] == 1 and "keeping up" in signals["words"]["incident"]
     assert signals["words"]["open"] == "1 question is waiting for an answer now."
     assert signals["words"]["expired"].startswith("0 questions expired")
+
+
+def test_the_history_reads_in_words_with_the_detail_folded(server: Server, page: Page,
+                                                           shots: Path) -> None:
+    approval = server.run(park(server.queue, "Submit the form?"))
+    server.run(server.queue.approval_decide(approval.id, "revised", "web:bob", "Shorter"))
+    sign_in(page)
+    page.goto(f"/tasks/{approval.task_id}")
+    lines = page.locator(".history > li .what")
+    expect(lines.first).to_have_text("enqueued")
+    # The web channel's "shown in web" lands wherever its delivery happened to run.
+    said = [t for t in lines.all_inner_texts() if t != "shown in web"]
+    assert said == ["enqueued", "claimed by w1", "parked: Submit the form?",
+                    "sent back for a revision by bob: “Shorter”"]
+    detail = page.locator(".history > li details").nth(1)
+    expect(detail.locator("code")).to_be_hidden()  # folded away
+    detail.locator("summary").click()
+    expect(detail.locator("code")).to_contain_text('"from": "pending"')
+    screenshot(page, shots, "41-task-history")
+
+
+def test_an_open_approval_is_decided_on_its_task_page(server: Server, page: Page,
+                                                      shots: Path) -> None:
+    async def two_eyes() -> int:
+        await server.queue.task_enqueue("vm", {"n": 1})
+        task = await server.queue.task_claim("vm", "host-a")
+        assert task is not None
+        parked = await server.queue.task_park(task.id, "host-a", "Delete vm-1?",
+                                              claim=task.claim, required_approvals=2)
+        return parked.id
+
+    approval_id = server.run(two_eyes())
+    task_id = server.run(server.queue.approval_get(approval_id)).task_id
+    sign_in(page)
+    page.goto(f"/tasks/{task_id}")
+    section = page.locator(f"#approval-{approval_id}")
+    section.locator("button[value=approve]").click()
+    expect(section.locator(".four-eyes")).to_have_text(
+        "Approved by alice (1 of 2): waiting for a second person")
+    page.reload()
+    expect(page.locator(".history")).to_contain_text("approved by alice (1 of 2)")
+    expect(page.locator(".history")).to_contain_text("claimed by host-a")
+    screenshot(page, shots, "41-task-decide")
+    server.run(server.queue.approval_decide(approval_id, "approved", "bob"))
+    page.goto(f"/tasks/{task_id}")
+    expect(page.locator("h1")).to_contain_text("approved")
+    expect(page.locator(".decide")).to_have_count(0)  # decided: no buttons any more
+    other = server.run(park(server.queue, "Skip from here?"))
+    page.goto(f"/tasks/{other.task_id}")
+    page.locator("button.skip").click()
+    page.get_by_role("button", name="Confirm skip").click()
+    expect(page.locator("h1")).to_contain_text("skipped")
+    assert server.run(server.queue.task_get(other.task_id)).status is Status.SKIPPED

@@ -18,6 +18,9 @@ from tests.bot.web.conftest import PASSWORD, Server, park, screenshot, sign_in
 pytestmark = pytest.mark.slow  # a real Chromium
 
 ROOT = Path(__file__).resolve().parents[3]
+# A 1x1 PNG.
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+                    "0000000d49444154789c6360f8cf00000301010018dd8db00000000049454e44ae426082")
 EVIL = "<script>alert('x')<img src=x onerror=alert(1)>.html"  # no / in file names
 
 
@@ -139,7 +142,26 @@ def test_removing_an_account_ends_its_session(server: Server, page: Page,
     screenshot(page, shots, "login")
     sign_in(page, "bob")
     page.goto("/queue")  # a page without the inbox's live script, which would redirect too
-    expect(page.locator(".who span")).to_have_text("bob")
+    expect(page.locator(".who .me")).to_have_text("bob")
     assert server.run(server.webapp.store.account_remove("bob"))
     page.goto("/signals")
     assert "/login" in page.url
+
+
+def test_an_attachment_keeps_its_own_csp_and_pages_keep_theirs(server: Server,
+                                                              page: Page) -> None:
+    approval = server.run(park(server.queue, "Headers?", attachments=(
+        NewAttachment("a.txt", b"plain bytes", "text/plain"),
+        NewAttachment("dot.png", PNG, "image/png"))))
+    sign_in(page)
+    text, image = approval.attachments
+    for path in (f"/attachments/{text.id}", f"/attachments/{image.id}/view"):
+        answer = page.request.get(path)
+        assert answer.status == 200, path
+        assert answer.headers["content-security-policy"] == "default-src 'none'; sandbox"
+        assert answer.headers["x-frame-options"] == "DENY"  # the others are still added
+    inbox = page.request.get("/")
+    assert inbox.headers["content-security-policy"].startswith("default-src 'self'")
+    missing = page.request.get("/attachments/999999")
+    assert missing.status == 404
+    assert missing.headers["content-security-policy"].startswith("default-src 'self'")

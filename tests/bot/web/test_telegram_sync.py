@@ -70,7 +70,7 @@ def test_a_telegram_tap_updates_the_web_page(
     sign_in(page)
     live(page)
     card = page.locator(f"#approval-{approval.id}")
-    expect(card.locator("button[value=skip]")).to_be_visible()
+    expect(card.locator("button.skip")).to_be_visible()
     data = message["reply_markup"]["inline_keyboard"][0][2]["callback_data"]
     server.run(fake.tap(message, ALICE, data))
     expect(card.locator(".decided")).to_contain_text("Skipped by Alice")
