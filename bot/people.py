@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from taskqueue import Config, ConfigChecker
+from taskqueue import Approval, Config, ConfigChecker
 
 _KEYS = {"telegram_user_id", "web_account"}
 # A person's name is recorded as `decided_by` and shown in every channel: a plain label.
@@ -83,3 +83,31 @@ def _unique(c: ConfigChecker, found: Mapping[str, Person]) -> None:
                 raise c.error(("people", p.name, attr),
                               f"{seen[value]} and {p.name} share the same {attr}")
             seen[value] = p.name
+
+
+def person_shown(by: str | None) -> str:
+    """A decider's name as people read it in every channel: `web:alice` -> alice,
+    `telegram:1:Alice` -> Alice; a configured person's or the CLI's name stays as it is."""
+    if not by:
+        return "someone"
+    if by.startswith("telegram:"):
+        return by.split(":", 2)[-1] or by
+    if by.startswith("web:"):
+        return by[4:] or by
+    return by
+
+
+WAITING = ": waiting for "
+
+
+def progress_shown(approval: Approval) -> str | None:
+    """Four-eyes progress with each person's name ("Approved by alice (1 of 2): …"), never a
+    channel's actor string (`web:alice`, `telegram:7:Alice`)."""
+    named = tuple(replace(v, by=person_shown(v.by)) for v in approval.approvals)
+    text = replace(approval, approvals=named).progress()
+    recorded = approval.progress()
+    if text is None or recorded is None or not approval.groups:
+        return text
+    # Groups list their members as recorded, so what is still missing comes from the record.
+    return (text.rsplit(WAITING, 1)[0] + WAITING + recorded.rsplit(WAITING, 1)[1]
+            if WAITING in text and WAITING in recorded else text)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from bot.people import person_shown as person
+from bot.people import progress_shown as progress
 from taskqueue import Approval, Decision
 
 if TYPE_CHECKING:
@@ -54,13 +56,6 @@ def when(at: datetime | None) -> str:
 def escape(text: object) -> str:
     """Text made safe for parse_mode HTML."""
     return html.escape(str(text), quote=False)
-
-
-def person(by: str | None) -> str:
-    """A decider's display name: `telegram:123:Alice` → Alice; CLI names stay as they are."""
-    if by and by.startswith("telegram:"):
-        return by.split(":", 2)[-1] or by
-    return by or "someone"
 
 
 def _score(value: Any, out_of: Any = None) -> str | None:
@@ -143,7 +138,7 @@ def progress_line(approval: Approval) -> str:
     """Four-eyes: how many people must approve, and who did so far ("" for one approve)."""
     if not approval.is_open or (approval.required == 1 and not approval.approvals):
         return ""
-    if shown := approval.progress():
+    if shown := progress(approval):
         return f"\n\n👥 {escape(shown)}"
     return f"\n\n👥 Needs {approval.required} approves from different people."
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache, partial
 from pathlib import Path
@@ -18,10 +17,12 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from markupsafe import Markup, escape
 
+from bot.people import person_shown as person
+from bot.people import progress_shown as progress
+
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from taskqueue import Approval
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -54,33 +55,6 @@ def until(at: datetime | None) -> str:
         return "never"
     left = (at - datetime.now(UTC)).total_seconds()
     return f"in {span(left)}" if left >= 0 else f"{span(left)} ago"
-
-
-def person(by: str | None) -> str:
-    """A decider's name as people read it: `web:alice` → alice, `telegram:1:Alice` → Alice."""
-    if not by:
-        return "someone"
-    if by.startswith("telegram:"):
-        return by.split(":", 2)[-1] or by
-    if by.startswith("web:"):
-        return by[4:] or by
-    return by
-
-
-WAITING = ": waiting for "
-
-
-def progress(approval: Approval) -> str | None:
-    """Four-eyes progress with each person's name ("Approved by alice (1 of 2): …"), never a
-    channel's actor string (`web:alice`, `telegram:7:Alice`)."""
-    named = tuple(replace(v, by=person(v.by)) for v in approval.approvals)
-    text = replace(approval, approvals=named).progress()
-    recorded = approval.progress()
-    if text is None or recorded is None or not approval.groups:
-        return text
-    # Groups list their members as recorded, so what is still missing comes from the record.
-    return (text.rsplit(WAITING, 1)[0] + WAITING + recorded.rsplit(WAITING, 1)[1]
-            if WAITING in text and WAITING in recorded else text)
 
 
 def safe_url(value: Any) -> str | None:

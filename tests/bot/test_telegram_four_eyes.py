@@ -95,6 +95,17 @@ async def test_an_approve_from_the_web_or_the_cli_edits_the_message(
     assert (await queue.approval_get(approval_id)).decided_by == "bob"
 
 
+async def test_the_progress_names_the_person_never_the_channels_actor_string(
+        queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
+    """An approve recorded by a channel's actor string (the web's `web:ACCOUNT` when no
+    people are configured) reads as the person in Telegram's message, as in the web."""
+    approval_id, msg = await _parked(queue, fake, 2)
+    await queue.approval_decide(approval_id, Decision.APPROVED, "web:carol")
+    await fake.wait_for(lambda: "Approved by carol (1 of 2)" in msg["text"])
+    assert "web:carol" not in msg["text"]
+    assert [v.by for v in (await queue.approval_get(approval_id)).approvals] == ["web:carol"]
+
+
 async def test_someone_outside_approvers_is_refused_like_a_stranger(
         queue: TaskQueue, fake: FakeTelegram, named_bot: TelegramBot) -> None:
     await queue.capability_set("vm", approvers=["alice", "bob"])
