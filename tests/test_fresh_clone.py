@@ -14,16 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_readme import _block
+
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text("utf-8")
 pytestmark = pytest.mark.slow
-
-
-def _block(lang: str, marker: str) -> str:
-    for body in re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S):
-        if marker in body:
-            return str(body)
-    raise AssertionError(f"the README has no {lang} block with {marker!r}")
 
 
 def _copy_checkout(dest: Path) -> None:
