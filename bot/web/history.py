@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.web.render import person
+from bot.people import person_shown as person
 from taskqueue import Event
 
 Words = Callable[[str, Mapping[str, Any]], str]
