@@ -55,7 +55,7 @@ def test_a_clone_in_a_private_home_folder_sets_up_lints_and_passes_the_sandbox_t
         folder.chmod(0o700)
     # The README: "Save it as mywork/greetings.py in the current directory (here, the
     # repository's root)", and the config beside it.
-    (checkout / "mywork").mkdir()
+    (checkout / "mywork").mkdir(exist_ok=True)  # a user may have saved it already
     (checkout / "mywork" / "greetings.py").write_text(_block("python", "# mywork/greetings.py"))
     (checkout / "signoff.toml").write_text(_block("toml", "[capabilities.greet]"))
     env = {k: v for k, v in os.environ.items()

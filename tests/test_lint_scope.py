@@ -27,7 +27,7 @@ def _checkout(tmp_path: Path) -> Path:
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
         ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".ruff_cache",
         ".pytest_cache", "node_modules"))
-    (copy / "mywork").mkdir()
+    (copy / "mywork").mkdir(exist_ok=True)  # the user may have saved it in the checkout
     (copy / "mywork" / "greetings.py").write_text(_block("python", "# mywork/greetings.py"))
     (copy / "mywork" / "unsorted.py").write_text(UNSORTED)
     (copy / "notes.py").write_text(UNSORTED)
