@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from taskqueue.cli.arguments import positive
-from taskqueue.cli.asking import EXIT_CODES, open_asker
+from taskqueue.cli.asking import EXIT_CODES, add_asker_options, open_asker
 from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments
 from taskqueue.cli.output import print_json, safe
 
@@ -37,12 +37,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--wait", action="store_true", help="block until a person decides")
     p.add_argument("--timeout", type=positive, metavar="SECONDS",
                    help="with --wait: give up after this (exit 14; the request stays open)")
-    p.add_argument("--url", metavar="URL",
-                   help="ask through the service at URL (default $SIGNOFF_URL) with the "
-                        "token in $SIGNOFF_TOKEN, instead of the database")
-    p.add_argument("--by", default="cli", metavar="NAME",
-                   help="who asks, without --url (default cli; with --url: the token's)")
-    p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
+    add_asker_options(p, "cli", "who asks, without --url (default cli; with --url: the "
+                                "token's)")
     p.add_argument("--json", action="store_true", help="print the request's JSON")
     p.set_defaults(func=ask_cmd)
 

@@ -4,6 +4,7 @@ SIGNOFF_TOKEN); either way a request is a dict in the API's JSON shape."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -63,6 +64,15 @@ class LocalAsker:
 
     async def get(self, request_id: int) -> dict[str, Any]:
         return (await self.queue.request_get(request_id)).to_json()
+
+
+def add_asker_options(p: argparse.ArgumentParser, default_by: str, by_help: str) -> None:
+    """The options of a command that asks (`ask`, `mcp`): where it asks and as whom."""
+    p.add_argument("--url", metavar="URL",
+                   help="ask through the service at URL (default $SIGNOFF_URL) with the "
+                        "token in $SIGNOFF_TOKEN, instead of the database")
+    p.add_argument("--by", default=default_by, metavar="NAME", help=by_help)
+    p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from taskqueue.cli.arguments import positive
-from taskqueue.cli.asking import Asker, open_asker
+from taskqueue.cli.asking import Asker, add_asker_options, open_asker
 from taskqueue.cli.inputs import cli_limits, read_attachments
 from taskqueue.errors import SignoffError
 from taskqueue.extras import require_extra
@@ -41,12 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "id (default 120)")
     p.add_argument("--permission-wait", type=positive, default=600.0, metavar="SECONDS",
                    help="how long permission_prompt waits before it denies (default 600)")
-    p.add_argument("--url", metavar="URL",
-                   help="ask through the service at URL (default $SIGNOFF_URL) with "
-                        "$SIGNOFF_TOKEN, instead of the database")
-    p.add_argument("--by", default="mcp", metavar="NAME",
-                   help="who asks, without --url (default mcp)")
-    p.add_argument("--config", metavar="FILE", help="config file (default $SIGNOFF_CONFIG)")
+    add_asker_options(p, "mcp", "who asks, without --url (default mcp)")
     p.set_defaults(func=mcp_cmd)
 
 

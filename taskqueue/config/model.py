@@ -96,7 +96,7 @@ CAP_SETTINGS = (
                "distinct people who must approve a request (four-eyes: 2)"),
     CapSetting("signed_approvals", "signed_approvals", "signed_approvals",
                "on: an approve counts only when the person confirmed it with their passkey "
-               "(in the web inbox); Telegram and the CLI cannot sign"),
+               "(in the web inbox); chat channels and the CLI cannot sign"),
 )
 
 

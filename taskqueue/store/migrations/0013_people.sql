@@ -26,6 +26,6 @@ CREATE TRIGGER approval_votes_person_key BEFORE INSERT ON approval_votes
 
 -- Who typed a decision, beside the person it names: the CLI records `cli:USER@HOST`
 -- (a claimed name and the OS account that claimed it). NULL: the channel's own identity is
--- the proof (Telegram's user id, a web session).
+-- the proof (a chat channel's user id, a web session).
 ALTER TABLE approval_votes ADD COLUMN via text;
 ALTER TABLE approvals ADD COLUMN decided_via text;
