@@ -34,7 +34,7 @@ import importlib
 import logging
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from bot.extras import listener_missing, require_listener
@@ -138,6 +138,7 @@ class Service:
         self._http_sockets: list[socket.socket] = []
         self._http_listen: str | None = None
         self._stop_requested = asyncio.Event()
+        self.stop_failures: list[str] = []
 
     async def start(self) -> None:
         """Check everything that can fail first (the channels' settings, the [http] address,
@@ -280,33 +281,47 @@ class Service:
         self._stop_requested.set()
 
     async def stop(self) -> None:
-        """Stop claiming, give running work the grace period, then close everything."""
+        """Stop claiming, give running work the grace period, then close everything. A part
+        that fails to stop is logged by name and the others still stop (`stop_failures`)."""
         if self._queue_cm is None:  # start-up stopped at a check: nothing ran, say nothing
             self._close_sockets()
             return
         log.info("service stopping")
         if self.leadership is not None:
             # First: the leader's work stops and a standby takes over while this one drains.
-            await self.leadership.stop()
+            await self._stop_part("leadership", self.leadership.stop())
         self.stopping.requested.set()
         for pool in self.pools:
             pool.stop()
-        grace = self.config.grace_seconds
         if self.scheduler is not None:
-            await self.scheduler.stop(grace)
+            await self._stop_part("scheduler", self.scheduler.stop(self.config.grace_seconds))
         if self._pool_runs:
             await asyncio.gather(*self._pool_runs, return_exceptions=True)
-        if self.telegram is not None:
-            await self.telegram.stop()
+        if self.telegram is not None and await self._stop_part("telegram", self.telegram.stop()):
             log.info("telegram: stopped")
         if self.http is not None:
-            await self.http.stop()
+            await self._stop_part("http listener", self.http.stop())
             self.http = None
         self._close_sockets()
         if self._queue_cm is not None:
-            await self._queue_cm.__aexit__(None, None, None)
+            await self._stop_part("database pool", self._queue_cm.__aexit__(None, None, None))
             self._queue_cm = self.queue = None
-        log.info("service stopped")
+        if self.stop_failures:
+            log.error("service stopped; these parts failed to stop: %s",
+                      ", ".join(self.stop_failures))
+        else:
+            log.info("service stopped")
+
+    async def _stop_part(self, part: str, stopping: Awaitable[object]) -> bool:
+        """Await one part's stop; False (logged, and kept in `stop_failures`) when it raised,
+        so one part's error never leaves the parts after it running."""
+        try:
+            await stopping
+        except Exception:
+            log.exception("service: stopping the %s failed", part)
+            self.stop_failures.append(part)
+            return False
+        return True
 
     def _close_sockets(self) -> None:
         for sock in self._http_sockets:  # bound, never served when start-up failed
@@ -314,7 +329,8 @@ class Service:
         self._http_sockets = []
 
     async def run(self) -> int:
-        """Start, wait for SIGTERM or SIGINT, stop; 0 after a clean stop."""
+        """Start, wait for SIGTERM or SIGINT, stop; 0 after a clean stop, 1 when a part
+        failed to stop (each logged by name)."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
@@ -325,4 +341,4 @@ class Service:
             await self.stop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
-        return 0
+        return 1 if self.stop_failures else 0

@@ -123,6 +123,57 @@ async def test_a_tick_capability_runs_one_slice_per_tick(dsn: str, config_file: 
         await service.stop()
 
 
+class FailingTelegram(StubTelegram):
+    """A part whose stop raises, as a channel's stop can when its server went away."""
+
+    async def stop(self) -> None:
+        await super().stop()
+        raise RuntimeError("the channel's client broke while stopping")
+
+
+async def test_a_part_that_fails_to_stop_is_named_the_others_stop_and_run_exits_1(
+        dsn: str, config_file: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="signoff")
+    stubs: list[StubTelegram] = []
+
+    def factory(service: Service) -> StubTelegram:
+        stubs.append(FailingTelegram(service))
+        return stubs[0]
+
+    service = Service(load_config(config_file, env={}), dsn=dsn, telegram=factory)
+    run = asyncio.create_task(service.run())
+    await wait_for(lambda: asyncio.sleep(0, service.scheduler is not None and bool(stubs)
+                                         and stubs[0].calls == ["start"]), timeout=20)
+    pool_runs = list(service._pool_runs)
+    service.request_stop()
+    assert await asyncio.wait_for(run, 30) == 1
+    assert stubs[0].calls == ["start", "stop"]
+    assert service.stop_failures == ["telegram"]
+    # The parts after the failed one stopped all the same.
+    assert service.http is None and service.queue is None
+    assert pool_runs and all(task.done() for task in pool_runs)
+    messages = [r.getMessage() for r in caplog.records if r.name == "signoff.service"]
+    assert "service: stopping the telegram failed" in messages
+    assert "service stopped; these parts failed to stop: telegram" in messages
+    assert "service stopped" not in messages
+
+
+async def test_a_clean_stop_still_returns_0(dsn: str, config_file: Path) -> None:
+    stubs: list[StubTelegram] = []
+
+    def factory(service: Service) -> StubTelegram:
+        stubs.append(StubTelegram(service))
+        return stubs[0]
+
+    service = Service(load_config(config_file, env={}), dsn=dsn, telegram=factory)
+    run = asyncio.create_task(service.run())
+    await wait_for(lambda: asyncio.sleep(0, bool(stubs) and stubs[0].calls == ["start"]),
+                   timeout=20)
+    service.request_stop()
+    assert await asyncio.wait_for(run, 30) == 0
+    assert service.stop_failures == [] and service.queue is None
+
+
 def _spawn(args: list[str], dsn: str, out: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": dsn, "PYTHONUNBUFFERED": "1"}
     for key in ("SIGNOFF_CONFIG", "TELEGRAM_BOT_TOKEN"):
