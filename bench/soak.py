@@ -1,7 +1,7 @@
 """Signoff's soak: many tasks through the queue in rounds, with retention and VACUUM, to show
 that table sizes and claim latency stay flat; printed as JSON.
 
-Run from the repository root (see bench/README.md, "Soak: retention"):
+Run from the repository root (see bench/HISTORY.md, "Soak: retention"):
 
     .venv/bin/python -m bench.soak                 # 1,000,000 tasks, its own VACUUM
     .venv/bin/python -m bench.soak --autovacuum --vacuum-every 0   # no VACUUM of its own

@@ -4,7 +4,7 @@ before anything is written. A missing one is one line naming the extra."""
 
 from __future__ import annotations
 
-from taskqueue import Config, MissingExtra, require_extra
+from taskqueue import require_extra
 
 # The top-level modules each extra brings (pyproject.toml's optional-dependencies).
 METRICS = ("aiohttp", "prometheus_client")
@@ -20,25 +20,3 @@ def require_telegram() -> None:
 def require_web() -> None:
     """MissingExtra unless the web inbox's libraries are installed."""
     require_extra("web", "the web inbox", *WEB)
-
-
-def require_listener(config: Config) -> None:
-    """The `[http]` listener's extra: 'web' while the inbox is mounted on it (`[web]
-    enabled`, the default), else 'metrics' for /healthz and /metrics alone."""
-    from bot.web.settings import from_config
-
-    if from_config(config).enabled:
-        require_web()
-    else:
-        require_extra("metrics", "the service's [http] listener (/healthz, /metrics)",
-                      *METRICS)
-
-
-def listener_missing(config: Config) -> str | None:
-    """Why the default (`auto`) listener cannot serve here, in one line, or None: an
-    install without the listener's extra runs without it rather than refusing to start."""
-    try:
-        require_listener(config)
-    except MissingExtra as exc:
-        return str(exc)
-    return None

@@ -1,6 +1,7 @@
 """The service's `[http]` table and its /healthz + /metrics server (the core's
 ObservabilityServer) with the service's own health rules: the scheduler runs and the
-reaper ran within two intervals (the database is always checked).
+reaper ran within two intervals (the database is always checked), and the extra the
+listener needs ('web' while the inbox is mounted on it, else 'metrics').
 
 The core keeps `[http]` unparsed (`Config.sections["http"]`); it is checked here key by key.
 `listen` is HOST:PORT (exactly there: a busy port stops the start), "off" (no server), or
@@ -15,7 +16,17 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from taskqueue import Config, ConfigError, TaskQueue, bind_listen, parse_listen, reaper_check
+from bot.extras import METRICS, require_web
+from taskqueue import (
+    Config,
+    ConfigError,
+    MissingExtra,
+    TaskQueue,
+    bind_listen,
+    parse_listen,
+    reaper_check,
+    require_extra,
+)
 
 if TYPE_CHECKING:
     from taskqueue import ObservabilityServer
@@ -104,3 +115,25 @@ def observability(config: Config, queue: TaskQueue, scheduler_running: Callable[
               "reaper": reaper_check(queue, config.reaper_interval_minutes * 60)}
     return ObservabilityServer(queue, listen, signal_config=config.signals, checks=checks,
                                timeout=timeout, sockets=sockets, leader=leader)
+
+
+def require_listener(config: Config) -> None:
+    """The `[http]` listener's extra: 'web' while the inbox is mounted on it (`[web]
+    enabled`, the default), else 'metrics' for /healthz and /metrics alone."""
+    from bot.web.settings import from_config
+
+    if from_config(config).enabled:
+        require_web()
+    else:
+        require_extra("metrics", "the service's [http] listener (/healthz, /metrics)",
+                      *METRICS)
+
+
+def listener_missing(config: Config) -> str | None:
+    """Why the default (`auto`) listener cannot serve here, in one line, or None: an
+    install without the listener's extra runs without it rather than refusing to start."""
+    try:
+        require_listener(config)
+    except MissingExtra as exc:
+        return str(exc)
+    return None

@@ -37,9 +37,15 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
-from bot.extras import listener_missing, require_listener
 from bot.nextsteps import say_next_steps
-from bot.observe import AUTO, bind_http, http_settings, observability
+from bot.observe import (
+    AUTO,
+    bind_http,
+    http_settings,
+    listener_missing,
+    observability,
+    require_listener,
+)
 from bot.scheduler import ServiceScheduler
 from taskqueue import (
     CapabilityConfig,

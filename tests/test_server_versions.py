@@ -19,9 +19,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # The core's claim, park, decide and resume paths (their fast tests).
-CORE_TESTS = ["tests/taskqueue/test_claim.py", "tests/taskqueue/test_approvals.py",
-              "tests/taskqueue/test_four_eyes.py", "tests/taskqueue/test_schema_guard.py",
-              "tests/taskqueue/test_worker_runtime.py", "tests/taskqueue/test_migrate.py"]
+CORE_TESTS = ["tests/taskqueue/store/test_claim.py", "tests/taskqueue/store/test_approvals.py",
+              "tests/taskqueue/store/test_four_eyes.py",
+              "tests/taskqueue/store/test_schema_guard.py",
+              "tests/taskqueue/runtime/test_worker_runtime.py",
+              "tests/taskqueue/store/test_migrate.py"]
 
 
 @pytest.fixture(params=[18, 16], ids=["pg18-embedded", "pg16-bundled"])

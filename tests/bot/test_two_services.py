@@ -170,7 +170,7 @@ async def test_a_stopped_leader_hands_over_within_two_seconds(
 async def test_a_leader_whose_lock_connection_is_cut_stops_polling(
         dsn: str, queue: TaskQueue, fake: FakeTelegram, tmp_path: Path,
         started: Started) -> None:
-    from tests.taskqueue.test_leadership import lock_holders, terminate
+    from tests.taskqueue.runtime.test_leadership import lock_holders, terminate
 
     leader, standby, _, _ = await _started_pair(dsn, queue, fake, tmp_path, started)
     try:

@@ -1,0 +1,97 @@
+"""task_search: the operators' task list with filters, keyset pages and three orders, over
+finished and unfinished tasks alike."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from taskqueue import BadInput, Status, TaskQueue
+
+from ..factories import backdate, enqueue, parked, task_in
+
+
+async def _all_pages(queue: TaskQueue, size: int, **filters: object) -> list[int]:
+    seen: list[int] = []
+    after = None
+    sort = str(filters.get("sort", "newest"))
+    while True:
+        page = await queue.task_search(limit=size, after=after, **filters)  # type: ignore[arg-type]
+        seen += [t.id for t in page]
+        if len(page) < size:
+            return seen
+        last = page[-1]
+        after = (last.id, last.updated_at if sort == "updated" else last.created_at)
+
+
+async def test_pages_cover_every_task_once_in_each_order(queue: TaskQueue) -> None:
+    ids = [await task_in(queue, s) for s in (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED,
+                                             Status.NEEDS_APPROVAL, Status.RUNNING,
+                                             Status.SKIPPED, Status.PENDING)]
+    assert await _all_pages(queue, 2) == sorted(ids, reverse=True)
+    assert await _all_pages(queue, 3, sort="oldest") == sorted(ids)
+    assert sorted(await _all_pages(queue, 2, sort="updated")) == sorted(ids)
+    with pytest.raises(BadInput, match="sort is one of"):
+        await queue.task_search(sort="sideways")
+
+
+async def test_each_filter_keeps_what_matches_and_only_that(queue: TaskQueue) -> None:
+    done = await task_in(queue, Status.SUCCEEDED, "mail")
+    failed = await task_in(queue, Status.FAILED, "mail")
+    other = await task_in(queue, Status.SUCCEEDED, "vm")
+    pending = await enqueue(queue, "mail", payload={"to": "ada@example.com", "pct": "100%"})
+    assert {t.id for t in await queue.task_search(capability="mail")} == {done, failed, pending}
+    assert {t.id for t in await queue.task_search(status="succeeded")} == {done, other}
+    assert [t.id for t in await queue.task_search(capability="mail", status="failed")] == [failed]
+    assert [t.id for t in await queue.task_search(text="ADA@example.com")] == [pending]
+    assert await queue.task_search(text="ada@example") == []  # words, not pieces of words
+    assert [t.id for t in await queue.task_search(text="ad*")] == [pending]  # a beginning
+    assert [t.id for t in await queue.task_search(text="100%")] == [pending]
+    assert await queue.task_search(text="1_0") == []
+    with pytest.raises(BadInput, match="needs a word"):
+        await queue.task_search(text=" *")
+    await backdate(queue, "tasks", "created_at", "3 days", "id = %s", done)
+    week_ago = datetime.now(UTC) - timedelta(days=1)
+    assert [t.id for t in await queue.task_search(created_before=week_ago)] == [done]
+    assert done not in {t.id for t in await queue.task_search(created_after=week_ago)}
+    with pytest.raises(BadInput, match="unknown status"):
+        await queue.task_search(status="lost")
+
+
+async def test_who_decided_and_the_question_are_found_case_folded(queue: TaskQueue) -> None:
+    _, approved = await parked(queue, question="Deploy the Payroll service?")
+    _, four_eyes = await parked(queue, question="Delete vm-7?", required_approvals=2)
+    _, untouched = await parked(queue, question="Untouched?")
+    await queue.approval_decide(approved.id, "approved", "web:Alice")
+    await queue.approval_decide(four_eyes.id, "approved", "Bob")  # an approve, not decided
+    assert [t.id for t in await queue.task_search(decided_by=["web:alice"])] == [
+        approved.task_id]
+    assert [t.id for t in await queue.task_search(decided_by=["BOB"])] == [four_eyes.task_id]
+    assert await queue.task_search(decided_by=["carol"]) == []
+    assert await queue.task_search(text="pay") == []
+    assert [t.id for t in await queue.task_search(text="pay*")] == [approved.task_id]
+    found = await queue.task_search(text="payroll")
+    assert [t.id for t in found] == [approved.task_id]
+    assert found[0].approval is not None and found[0].approval.question.startswith("Deploy")
+    assert {t.id for t in await queue.task_search()} >= {untouched.task_id}
+
+
+@pytest.mark.parametrize("many", [2000, 1])
+async def test_both_ways_of_reading_who_decided_and_the_text_agree(
+        queue: TaskQueue, monkeypatch: pytest.MonkeyPatch, many: int) -> None:
+    """A rare value reads its matches first, a common one walks the page's order
+    (SEARCH_MANY): the same tasks either way."""
+    monkeypatch.setattr("taskqueue.store.reads.SEARCH_MANY", many)
+    _, first = await parked(queue, question="Ship the Report?")
+    _, second = await parked(queue, question="Ship another report?", required_approvals=2)
+    _, third = await parked(queue, question="Nothing here?")
+    await queue.approval_decide(first.id, "skipped", "Alice")
+    await queue.approval_decide(second.id, "approved", "alice")
+    await queue.approval_decide(third.id, "approved", "bob")
+    both = sorted([first.task_id, second.task_id], reverse=True)
+    assert [t.id for t in await queue.task_search(decided_by=["ALICE"])] == both
+    assert [t.id for t in await queue.task_search(text="report")] == both
+    assert [t.id for t in await queue.task_search(text="rep*", status="skipped")] == [
+        first.task_id]
+    assert await queue.task_search(decided_by=["carol"]) == []
