@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         publish_path,
         workload_section,
     )
+    from taskqueue.embedded.server import data_dir
     from taskqueue.errors import (
         TRANSIENT,
         AlreadyApproved,
@@ -50,16 +51,16 @@ if TYPE_CHECKING:
         run_main,
     )
     from taskqueue.extras import MissingExtra, extra_missing, require_extra
+    from taskqueue.http.listen import bind_listen, parse_listen
+    from taskqueue.http.requestlog import RequestLog
+    from taskqueue.http.server import ObservabilityServer
     from taskqueue.maintenance.alerts import AlertReport, IncidentAlert
     from taskqueue.maintenance.audit import VerifyReport, audit_figures, audit_verify
     from taskqueue.maintenance.channels import UNREACHABLE_AFTER, ChannelHealth, ChannelReport
-    from taskqueue.maintenance.endpoints import ObservabilityServer
     from taskqueue.maintenance.healthchecks import HealthCheck, reaper_check
-    from taskqueue.maintenance.listen import bind_listen, parse_listen
     from taskqueue.maintenance.pruner import Pruner, PrunerConfig, PruneReport
     from taskqueue.maintenance.reaper import Reaper, ReaperConfig, ReapReport
     from taskqueue.maintenance.reminders import Reminders, RemindReport
-    from taskqueue.maintenance.requestlog import RequestLog
     from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
     from taskqueue.maintenance.stats import Stats, read_stats
     from taskqueue.redact import (
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
         idempotency_key,
         rename_points,
     )
+    from taskqueue.runtime.gcfreeze import freeze_startup_objects
     from taskqueue.runtime.handler import (
         Done,
         Fail,
@@ -98,13 +100,7 @@ if TYPE_CHECKING:
     from taskqueue.runtime.heartbeat import Heartbeat
     from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
     from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
-    from taskqueue.runtime.process import (
-        LOG_FORMATS,
-        LOG_LEVELS,
-        configure_logging,
-        freeze_startup_objects,
-        log_options,
-    )
+    from taskqueue.runtime.logsetup import LOG_FORMATS, LOG_LEVELS, configure_logging, log_options
     from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
     from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
     from taskqueue.runtime.tick import Tick, TickReport
@@ -116,7 +112,6 @@ if TYPE_CHECKING:
     from taskqueue.store.client import TaskQueue
     from taskqueue.store.db import describe as describe_dsn
     from taskqueue.store.db import resolve_dsn
-    from taskqueue.store.embedded import data_dir
     from taskqueue.store.migrate import migrate
     from taskqueue.store.models import (
         Approval,
@@ -190,8 +185,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'Heartbeat': ('taskqueue.runtime.heartbeat', 'Heartbeat'),
     'IncidentAlert': ('taskqueue.maintenance.alerts', 'IncidentAlert'),
     'LEADER_LOCK_KEY': ('taskqueue.runtime.leadership', 'LEADER_LOCK_KEY'),
-    'LOG_FORMATS': ('taskqueue.runtime.process', 'LOG_FORMATS'),
-    'LOG_LEVELS': ('taskqueue.runtime.process', 'LOG_LEVELS'),
+    'LOG_FORMATS': ('taskqueue.runtime.logsetup', 'LOG_FORMATS'),
+    'LOG_LEVELS': ('taskqueue.runtime.logsetup', 'LOG_LEVELS'),
     'Leadership': ('taskqueue.runtime.leadership', 'Leadership'),
     'LeaseLost': ('taskqueue.errors', 'LeaseLost'),
     'Listener': ('taskqueue.runtime.listener', 'Listener'),
@@ -211,7 +206,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'SchemaTooNew': ('taskqueue.errors', 'SchemaTooNew'),
     'ServerTooOld': ('taskqueue.errors', 'ServerTooOld'),
     'Notification': ('taskqueue.store.models', 'Notification'),
-    'ObservabilityServer': ('taskqueue.maintenance.endpoints', 'ObservabilityServer'),
+    'ObservabilityServer': ('taskqueue.http.server', 'ObservabilityServer'),
     'Outcome': ('taskqueue.runtime.handler', 'Outcome'),
     'Park': ('taskqueue.runtime.handler', 'Park'),
     'Producer': ('taskqueue.runtime.producer', 'Producer'),
@@ -231,7 +226,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'Releasing': ('taskqueue.store.batches', 'Releasing'),
     'RemindReport': ('taskqueue.maintenance.reminders', 'RemindReport'),
     'Reminders': ('taskqueue.maintenance.reminders', 'Reminders'),
-    'RequestLog': ('taskqueue.maintenance.requestlog', 'RequestLog'),
+    'RequestLog': ('taskqueue.http.requestlog', 'RequestLog'),
     'Signal': ('taskqueue.maintenance.signals', 'Signal'),
     'SignalConfig': ('taskqueue.maintenance.signals', 'SignalConfig'),
     'Signals': ('taskqueue.maintenance.signals', 'Signals'),
@@ -259,23 +254,23 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'WorkerConfig': ('taskqueue.runtime.worker', 'WorkerConfig'),
     'WorkerPool': ('taskqueue.runtime.worker', 'WorkerPool'),
     'apply_capabilities': ('taskqueue.config.settings', 'apply_capabilities'),
-    'bind_listen': ('taskqueue.maintenance.listen', 'bind_listen'),
-    'configure_logging': ('taskqueue.runtime.process', 'configure_logging'),
+    'bind_listen': ('taskqueue.http.listen', 'bind_listen'),
+    'configure_logging': ('taskqueue.runtime.logsetup', 'configure_logging'),
     'cron_next': ('taskqueue.runtime.cron', 'cron_next'),
     'cron_trigger': ('taskqueue.runtime.cron', 'cron_trigger'),
-    'data_dir': ('taskqueue.store.embedded', 'data_dir'),
+    'data_dir': ('taskqueue.embedded.server', 'data_dir'),
     'default_worker_name': ('taskqueue.runtime.worker', 'default_worker_name'),
     'describe_dsn': ('taskqueue.store.db', 'describe'),
     'env_crash_points': ('taskqueue.runtime.crashpoints', 'env_crash_points'),
-    'freeze_startup_objects': ('taskqueue.runtime.process', 'freeze_startup_objects'),
+    'freeze_startup_objects': ('taskqueue.runtime.gcfreeze', 'freeze_startup_objects'),
     'full_jitter': ('taskqueue.runtime.backoff', 'full_jitter'),
     'idempotency_key': ('taskqueue.runtime.gate', 'idempotency_key'),
     'load_config': ('taskqueue.config.settings', 'load_config'),
     'load_handler': ('taskqueue.runtime.handler', 'load_handler'),
-    'log_options': ('taskqueue.runtime.process', 'log_options'),
+    'log_options': ('taskqueue.runtime.logsetup', 'log_options'),
     'migrate': ('taskqueue.store.migrate', 'migrate'),
     'one_line': ('taskqueue.errors', 'one_line'),
-    'parse_listen': ('taskqueue.maintenance.listen', 'parse_listen'),
+    'parse_listen': ('taskqueue.http.listen', 'parse_listen'),
     'person_key': ('taskqueue.store.checks', 'person_key'),
     'parse_queries': ('taskqueue.store.queries', 'parse'),
     'publish_path': ('taskqueue.config.settings', 'publish_path'),

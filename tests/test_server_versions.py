@@ -31,7 +31,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """18: a private embedded server (its own data folder, outside /root). 16: the other
     PostgreSQL the embedded package bundles, started with its own initdb and pg_ctl."""
     if request.param == 16:
-        from taskqueue.store import embedded
+        from taskqueue.embedded import server as embedded
         from tests.replication import private_server
 
         # Imported as the core imports it: platformdirs warns when XDG_RUNTIME_DIR is unset.
@@ -42,7 +42,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
                 private_server("max_connections = 100\n", bin_dir=bin_dir) as dsn:
             yield dsn
         return
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     folder = Path(tempfile.mkdtemp(prefix="signoff-pg18-", dir="/tmp"))
     folder.chmod(0o711)

@@ -66,10 +66,11 @@ def test_the_wheel_installs_and_migrates_a_fresh_database(tmp_path: Path, wheel:
                                                           empty_dsn: str) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for shipped in ("taskqueue/store/migrations/0001_initial.sql",
-                    "taskqueue/store/sql/claim.sql",
+                    "taskqueue/store/sql/claim.sql", "taskqueue/store/schema.sql",
                     "bot/telegram/migrations/0001_messages.sql",
                     "bot/telegram/templates/approval.html.j2",
-                    "bot/web/migrations/0001_accounts.sql", "bot/web/static/app.js",
+                    "bot/web/migrations/0001_accounts.sql", "bot/web/schema.sql",
+                    "bot/web/static/app.js",
                     "bot/web/templates/inbox.html", "bot/web/templates/requests/generic.html",
                     "workloads/job_applications/templates/cv.tex.j2",
                     "taskqueue/cli/starter/signoff.example.toml",

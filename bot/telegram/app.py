@@ -21,13 +21,13 @@ from typing import Any
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, BaseRateLimiter
 
+from bot.telegram.config import TelegramSettings
 from bot.telegram.courier import Courier, RetryPolicy, describe
 from bot.telegram.delivery import TelegramChannel
 from bot.telegram.deps import KEY, Deps
 from bot.telegram.digest import NudgeDigest
 from bot.telegram.handlers import bot_commands, register
 from bot.telegram.health import ReportingRequest
-from bot.telegram.settings import TelegramSettings
 from bot.telegram.webhook import WebhookListener, derived_secret
 from taskqueue import (
     UNREACHABLE_AFTER,

@@ -73,7 +73,7 @@ async def values(kind: str) -> list[str]:
 
 
 async def _capabilities() -> list[str]:
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
     from taskqueue.store.client import TaskQueue
 
     dsn = os.environ.get("DATABASE_URL")

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from taskqueue.cli.output import print_json, safe
-from taskqueue.store import embedded
+from taskqueue.embedded import server as embedded
 
 
 async def stop_cmd(args: Any) -> int:

@@ -31,7 +31,7 @@ from taskqueue.cli.arguments import cap_value, non_negative, on_off, positive
 from taskqueue.cli.manners import STATUSES
 from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.errors import did_you_mean, one_line, printable, run_main
-from taskqueue.runtime.process import configure_logging, log_options
+from taskqueue.runtime.logsetup import configure_logging, log_options
 
 EXIT_USAGE = 2
 # Output cut short by a reader that closed the pipe (`signoff ls | head -1`): the status a

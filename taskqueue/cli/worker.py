@@ -18,15 +18,11 @@ from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities, load_config, publish_path
 from taskqueue.errors import ConfigError
 from taskqueue.extras import require_extra
-from taskqueue.runtime.process import (
-    LEVEL_ENV,
-    LOG_FORMATS,
-    LOG_LEVELS,
-    freeze_startup_objects,
-)
+from taskqueue.runtime.gcfreeze import freeze_startup_objects
+from taskqueue.runtime.logsetup import LEVEL_ENV, LOG_FORMATS, LOG_LEVELS
 
 if TYPE_CHECKING:
-    from taskqueue.maintenance.endpoints import ObservabilityServer
+    from taskqueue.http.server import ObservabilityServer
     from taskqueue.runtime.handler import Handler
     from taskqueue.runtime.runner import CapabilityRun
     from taskqueue.runtime.worker import WorkerConfig, WorkerPool
@@ -107,7 +103,7 @@ async def run(args: Any) -> int:
         _handler(config, args, cap)
     if args.metrics_listen:
         require_extra("metrics", "--metrics-listen (/healthz and /metrics)", *METRICS_MODULES)
-    from taskqueue.maintenance.listen import bind_listen
+    from taskqueue.http.listen import bind_listen
     sockets = bind_listen(args.metrics_listen) if args.metrics_listen else []
     try:
         return await _serve(args, config, sockets)
@@ -149,7 +145,7 @@ def _metrics_server(q: TaskQueue, config: Config, args: Any,
     """/healthz and /metrics on --metrics-listen (aiohttp, loaded only then), or None."""
     if not args.metrics_listen:
         return None
-    from taskqueue.maintenance.endpoints import ObservabilityServer
+    from taskqueue.http.server import ObservabilityServer
 
     return ObservabilityServer(q, args.metrics_listen, signal_config=config.signals,
                                sockets=sockets)
@@ -169,7 +165,7 @@ async def warn_without_reaper(queue: TaskQueue) -> None:
 
 
 def _listen(value: str) -> str:
-    from taskqueue.maintenance.listen import parse_listen
+    from taskqueue.http.listen import parse_listen
 
     try:
         parse_listen(value)

@@ -26,7 +26,7 @@ def resolve_dsn() -> str:
     if dsn := os.environ.get("DATABASE_URL"):
         secret_register_dsn(dsn)
         return dsn
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     return embedded.start()
 

@@ -15,8 +15,8 @@ import pytest
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from bot.telegram.app import TelegramBot
+from bot.telegram.config import TelegramSettings
 from bot.telegram.courier import RetryPolicy
-from bot.telegram.settings import TelegramSettings
 from bot.telegram.store import MessageStore, SentMessage
 from taskqueue import Approval, Event, ListenerHub, NewAttachment, TaskQueue
 from tests.bot.fake_telegram import FakeTelegram, user

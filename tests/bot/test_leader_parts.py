@@ -18,7 +18,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot.scheduler import ServiceScheduler
 from bot.service import Service
 from bot.telegram.app import TelegramBot
-from bot.telegram.settings import TelegramSettings
+from bot.telegram.config import TelegramSettings
 from bot.telegram.webhook import derived_secret
 from taskqueue import Config, TaskQueue, load_config
 from tests.bot.conftest import ALICE, CHAT, make_bot

@@ -9,7 +9,7 @@ import time
 from telegram.ext import AIORateLimiter
 
 from bot.telegram.app import TelegramBot, build_application
-from bot.telegram.settings import TelegramSettings
+from bot.telegram.config import TelegramSettings
 from taskqueue import TaskQueue
 from tests.bot.conftest import park
 from tests.bot.fake_telegram import FakeTelegram

@@ -13,8 +13,7 @@ import pytest
 
 from bot.people import parse_people
 from bot.telegram.app import TelegramBot
-from bot.telegram.config import parse
-from bot.telegram.settings import TelegramSettings
+from bot.telegram.config import TelegramSettings, parse
 from taskqueue import (
     ConfigChecker,
     ConfigError,

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.telegram.app import telegram_bot
-from bot.telegram.config import from_config, load
-from bot.telegram.settings import TelegramSettings
+from bot.telegram.config import TelegramSettings, from_config, load
 from taskqueue import ConfigError, TaskQueue
 from taskqueue.config.settings import load_config
 from tests.bot.conftest import make_bot, park, sent_row

@@ -16,8 +16,7 @@ import aiohttp
 import pytest
 
 from bot.telegram.app import TelegramBot
-from bot.telegram.config import from_config, load
-from bot.telegram.settings import TelegramSettings
+from bot.telegram.config import TelegramSettings, from_config, load
 from bot.telegram.webhook import derived_secret
 from taskqueue import ConfigError, Decision, Status, TaskQueue, load_config, redact
 from tests.bot.conftest import ALICE, CHAT, button, make_bot, park, sent_row

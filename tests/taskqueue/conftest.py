@@ -28,7 +28,7 @@ def data_folder() -> Iterator[Path]:
 
 def stop_embedded(folder: Path) -> None:
     """Stop the embedded server of `folder` (its stop escalates to an immediate shutdown)."""
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     with contextlib.suppress(Exception):
         embedded.stop(folder)

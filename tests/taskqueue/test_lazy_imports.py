@@ -17,7 +17,7 @@ from tests.taskqueue.cli_helpers import ROOT
 
 # APScheduler's cron and the handler loader serve a config's checks and the commands that
 # run work; `signoff ls` without a config file needs neither.
-HEAVY = ("aiohttp", "taskqueue.runtime.worker", "taskqueue.maintenance.endpoints",
+HEAVY = ("aiohttp", "taskqueue.runtime.worker", "taskqueue.http.server",
          "bot.web.cli", "workloads.briefing.cli", "apscheduler", "taskqueue.runtime.handler",
          "taskqueue.runtime.cron", "taskqueue.maintenance.reaper")
 

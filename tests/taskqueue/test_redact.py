@@ -15,7 +15,7 @@ from taskqueue import (
     secret_register_dsn,
     secret_register_environment,
 )
-from taskqueue.runtime.process import LogFormatter
+from taskqueue.runtime.logsetup import LogFormatter
 
 TOKEN = "5550001:AAredact-test-token"
 

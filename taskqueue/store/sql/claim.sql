@@ -1,11 +1,12 @@
 -- The claim: taking claimable tasks for a worker. The claimed task's columns, its
--- latest approval and that approval's files come from one place, signoff_claim (migration
--- 0005), whose RETURN QUERY both the capped and the uncapped claim share.
+-- latest approval and that approval's files come from one place, signoff_claim (in force:
+-- migration 0010's, which replaced 0005's; taskqueue/store/schema.sql shows it), whose
+-- RETURN QUERY both the capped and the uncapped claim share.
 -- Named blocks, loaded once with every .sql file here by taskqueue/store/queries.py; the
 -- TaskQueue method that runs a query has its name.
 
 -- name: task_claim
--- Up to n claimable tasks in one statement (see signoff_claim in migration 0005): each task's
+-- Up to n claimable tasks in one statement (see signoff_claim in store/schema.sql): each task's
 -- columns, the status it was claimed from, and its latest approval as ap_* with that
 -- approval's attachment metadata and its approves (ap_votes, oldest first, as
 -- approval_votes_many reads them: a task claimed back after a four-eyes approve carries the

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from bot.telegram.app import TelegramBot
-from bot.telegram.settings import TelegramSettings
+from bot.telegram.config import TelegramSettings
 from taskqueue import Status
 from tests.bot.conftest import ALICE, CHAT, make_bot, sent_row
 from tests.bot.fake_telegram import FakeTelegram

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from taskqueue import TaskQueue
-from taskqueue.store import embedded
+from taskqueue.embedded import server as embedded
 from taskqueue.store.db import resolve_dsn
 from taskqueue.store.migrate import discover, migrate
 from tests.taskqueue.conftest import stop_embedded

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue.store import embedded, pginstall
+from taskqueue.embedded import pginstall
+from taskqueue.embedded import server as embedded
 from tests.taskqueue.conftest import stop_embedded
 from tests.taskqueue.embedded.embedded_helpers import (
     clean_env,

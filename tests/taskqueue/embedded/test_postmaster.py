@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue.store import embedded, postmaster
+from taskqueue.embedded import postmaster
+from taskqueue.embedded import server as embedded
 from tests.taskqueue.conftest import stop_embedded
 from tests.taskqueue.embedded.embedded_helpers import (
     PEER,

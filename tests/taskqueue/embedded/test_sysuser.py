@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from taskqueue.store import sysuser
+from taskqueue.embedded import sysuser
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to add users")
 
@@ -57,7 +57,7 @@ def test_a_user_that_cannot_be_made_is_one_line() -> None:
 # constant; only a test changes it).
 CLI = """\
 import sys
-from taskqueue.store import embedded
+from taskqueue.embedded import server as embedded
 embedded.SYSTEM_USER = sys.argv[1]
 from taskqueue.cli.main import main
 sys.exit(main(sys.argv[2:]))

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from taskqueue import ObservabilityServer, TaskQueue
-from taskqueue.maintenance.requestlog import LINES_PER_WINDOW
+from taskqueue.http.requestlog import LINES_PER_WINDOW
 
 GARBAGE = [b"GARBAGE\r\n\r\n",
            b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",

@@ -34,7 +34,7 @@ SLEEPS = Counter({
     ("taskqueue/cli/remote.py", "asyncio.sleep(backoff.next())"): 1,  # Backoff (ask --url)
     # Not retries after an error:
     ("taskqueue/store/client.py", "asyncio.sleep(0.01)"): 1,  # a dedupe key's race
-    ("taskqueue/store/embedded.py", "time.sleep(0.2)"): 1,  # our own server's start-up
+    ("taskqueue/embedded/server.py", "time.sleep(0.2)"): 1,  # our own server's start-up
     ("bot/scheduler.py", "asyncio.sleep(0)"): 1,  # one turn of the loop
     ("bot/telegram/delivery.py", "asyncio.sleep(self.lease / 3)"): 2,  # the claims' renewal
     # the leader's lease row through a pooler: its renewal, or a standby's next try

@@ -18,7 +18,7 @@ import pytest
 
 from taskqueue import MASK, RedactingFilter, TaskQueue, secret_register
 from taskqueue.runtime.logjson import JsonFormatter, message_pairs
-from taskqueue.runtime.process import LogFormatter, log_options
+from taskqueue.runtime.logsetup import LogFormatter, log_options
 
 from ..worker_helpers import spawn_worker, wait_status
 

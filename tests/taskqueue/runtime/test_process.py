@@ -1,5 +1,6 @@
-"""A long-running process's set-up (runtime/process.py): the log format of `signoff` and
-`python -m bot`, and the start-up objects frozen out of the collector's full passes."""
+"""A long-running process's set-up (runtime/logsetup.py, runtime/gcfreeze.py): the log format
+of `signoff` and `python -m bot`, and the start-up objects frozen out of the collector's full
+passes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 from pathlib import Path
 
 from taskqueue import TaskQueue
-from taskqueue.runtime.process import LOG_FORMAT, LogFormatter, configure_logging
+from taskqueue.runtime.logsetup import LOG_FORMAT, LogFormatter, configure_logging
 
 from ..worker_helpers import spawn_worker, wait_status
 

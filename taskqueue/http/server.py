@@ -3,7 +3,7 @@
 /healthz runs every named check (the database always; the caller adds its own, such as the
 scheduler and the reaper, and the delivery channels' reports through add_channel) and
 answers 200 when all pass, 503 naming the failing ones, as a small JSON body. A request the
-server cannot parse is one log line at most (maintenance/requestlog.py).
+server cannot parse is one log line at most (http/requestlog.py).
 /metrics is Prometheus' text format: the QueueCollector's database
 figures (read at scrape time, with a timeout) and the in-process handler durations. With a
 `leader` callable (the service's Leadership), /healthz also says the process's "role",
@@ -29,11 +29,11 @@ from prometheus_client import (
 )
 
 from taskqueue.errors import ConfigError, one_line
+from taskqueue.http.listen import parse_listen
+from taskqueue.http.requestlog import RequestLog
 from taskqueue.maintenance.channels import ChannelReport
 from taskqueue.maintenance.healthchecks import HealthCheck, database_check
-from taskqueue.maintenance.listen import parse_listen
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
-from taskqueue.maintenance.requestlog import RequestLog
 from taskqueue.maintenance.signals import SignalConfig
 from taskqueue.redact import redact
 from taskqueue.store.client import TaskQueue

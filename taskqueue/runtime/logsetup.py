@@ -1,14 +1,12 @@
-"""How a long-running Signoff process (`signoff ...`, `python -m bot`) sets up its logging
-and its garbage collector: one log format, every registered secret masked in every line,
-the HTTP clients' per-request lines off, log records that skip what that format never
-prints, and the objects of start-up kept out of the collector's full passes.
+"""How a long-running Signoff process (`signoff ...`, `python -m bot`) sets up its logging:
+one log format, every registered secret masked in every line, the HTTP clients' per-request
+lines off, and log records that skip what that format never prints.
 
 A worker writes one log line per task transition, two or more per task, so at thousands of
 tasks a second the cost of each record shows in the worker's throughput."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import time
@@ -98,12 +96,3 @@ def configure_logging(level: int, log_format: str = "text", *, quiet: Iterable[s
     logging.logProcesses = False
     logging.logMultiprocessing = False
     logging._srcfile = None  # the HOWTO's documented switch for the source position
-
-
-def freeze_startup_objects() -> None:
-    """Move every object alive now (modules, classes, config: what start-up imported and
-    built) to the collector's permanent generation. They live as long as the process, and
-    each full collection, which a busy worker triggers every few seconds, would otherwise
-    walk all of them again."""
-    gc.collect()
-    gc.freeze()
