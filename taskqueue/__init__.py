@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     )
     from taskqueue.runtime.approval import NotSignedOff, require_approval
     from taskqueue.runtime.backoff import Backoff, full_jitter
+    from taskqueue.runtime.command import CommandError, CommandResult, kill_group, run_command
     from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
     from taskqueue.runtime.cron import cron_next, cron_trigger
     from taskqueue.runtime.gate import (
@@ -163,6 +164,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'ChannelHealth': ('taskqueue.maintenance.channels', 'ChannelHealth'),
     'ChannelReport': ('taskqueue.maintenance.channels', 'ChannelReport'),
     'Checkpoint': ('taskqueue.runtime.crashpoints', 'Checkpoint'),
+    'CommandError': ('taskqueue.runtime.command', 'CommandError'),
+    'CommandResult': ('taskqueue.runtime.command', 'CommandResult'),
     'Completion': ('taskqueue.store.batches', 'Completion'),
     'Config': ('taskqueue.config.model', 'Config'),
     'ConfigChecker': ('taskqueue.config.checker', 'Checker'),
@@ -265,6 +268,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'freeze_startup_objects': ('taskqueue.runtime.gcfreeze', 'freeze_startup_objects'),
     'full_jitter': ('taskqueue.runtime.backoff', 'full_jitter'),
     'idempotency_key': ('taskqueue.runtime.gate', 'idempotency_key'),
+    'kill_group': ('taskqueue.runtime.command', 'kill_group'),
     'load_config': ('taskqueue.config.settings', 'load_config'),
     'load_handler': ('taskqueue.runtime.handler', 'load_handler'),
     'log_options': ('taskqueue.runtime.logsetup', 'log_options'),
@@ -280,6 +284,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'rename_points': ('taskqueue.runtime.gate', 'rename_points'),
     'require_approval': ('taskqueue.runtime.approval', 'require_approval'),
     'resolve_dsn': ('taskqueue.store.db', 'resolve_dsn'),
+    'run_command': ('taskqueue.runtime.command', 'run_command'),
     'run_main': ('taskqueue.errors', 'run_main'),
     'AuditMismatch': ('taskqueue.errors', 'AuditMismatch'),
     'SignatureRequired': ('taskqueue.errors', 'SignatureRequired'),
@@ -349,6 +354,8 @@ __all__ = [
     "ChannelHealth",
     "ChannelReport",
     "Checkpoint",
+    "CommandError",
+    "CommandResult",
     "Completion",
     "Config",
     "ConfigChecker",
@@ -447,6 +454,7 @@ __all__ = [
     "freeze_startup_objects",
     "full_jitter",
     "idempotency_key",
+    "kill_group",
     "load_config",
     "load_handler",
     "log_options",
@@ -464,6 +472,7 @@ __all__ = [
     "require_approval",
     "require_extra",
     "resolve_dsn",
+    "run_command",
     "run_main",
     "run_slice",
     "secret_register",

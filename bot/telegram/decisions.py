@@ -20,26 +20,22 @@ from telegram import (
 )
 from telegram.ext import ContextTypes
 
+from bot.refusals import STRANGER, not_a_person, refusal_of
 from bot.telegram.callback import Tap, decode
 from bot.telegram.deps import Deps, deps
-from bot.telegram.render import escape, person
+from bot.telegram.render import escape
 from taskqueue import (
     AlreadyApproved,
-    AlreadyDecided,
     Approval,
-    ApprovalExpired,
     Conflict,
     Decision,
-    NotAnApprover,
     NotFound,
     SignatureRequired,
 )
 
 log = logging.getLogger("signoff.telegram.decisions")
 
-STRANGER = "you are not on the list of people who may decide"
-NOT_A_PERSON = ("your Telegram account is not one of the configured people "
-                "([people.NAME] telegram_user_id); nothing was recorded")
+NOT_A_PERSON = not_a_person("Telegram account", "telegram_user_id")
 
 
 class NotAPerson(Exception):
@@ -159,17 +155,8 @@ async def decide(d: Deps, approval_id: int, task_id: int, decision: Decision, us
     except SignatureRequired as exc:
         await _needs_passkey(d, exc, user, message, query)
         return False
-    except NotAnApprover:
-        refusal = Refusal(STRANGER, task_id)  # refused like a stranger's tap
-    except AlreadyApproved as exc:
-        refusal = Refusal(f"you already approved this ({exc.approved} of {exc.required}); "
-                          "an approve counts once per person", task_id)
-    except AlreadyDecided as exc:
-        refusal = Refusal(f"this was already {exc.decision} by {person(exc.decided_by)}", task_id)
-    except ApprovalExpired:
-        refusal = Refusal("this approval has expired; nothing was decided", task_id)
-    except Conflict as exc:
-        refusal = Refusal(str(exc), task_id)
+    except (AlreadyApproved, Conflict) as exc:  # NotAnApprover: a stranger's words
+        refusal = Refusal(refusal_of(exc), task_id)
     if query is not None:
         await answer(query, refusal)
     if partly is not None:  # four-eyes: counted, waiting for another person

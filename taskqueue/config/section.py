@@ -34,10 +34,16 @@ def remember_source(section: str, text: str | None, file: Path | None) -> None:
 
 
 class ConfigSection:
-    """Checks the keys of the section `name`; errors are `error("name.key: message")`."""
+    """Checks the keys of the section `name`; errors are `error("name.key: message")`.
 
-    def __init__(self, name: str, *, error: type[ConfigError] = ConfigError) -> None:
+    `secrets` names the keys whose values come only from the environment (below the
+    section, dotted for a sub-table: "github.token"), each with where the value goes
+    instead ("set SIGNOFF_GITHUB_TOKEN"); `known` refuses them in the file first."""
+
+    def __init__(self, name: str, *, error: type[ConfigError] = ConfigError,
+                 secrets: Mapping[str, str] | None = None) -> None:
         self.name, self.error = name, error
+        self.secrets = dict(secrets or {})
 
     def fail(self, key: str, message: str) -> ConfigError:
         source = _SOURCES.get(self.name)
@@ -49,7 +55,11 @@ class ConfigSection:
         return self.error(f"{self.name}.{key}: {message} ({where})")
 
     def known(self, table: Mapping[str, Any], allowed: Iterable[str], prefix: str = "") -> None:
-        """Every key of `table` is one of `allowed`."""
+        """No secret is in `table` (the section's own, or its sub-table at `prefix`), and
+        every key of it is one of `allowed`."""
+        for key, instead in self.secrets.items():
+            if key.startswith(prefix) and key[len(prefix):] in table:
+                raise self.fail(key, f"secrets never go in the file; {instead}")
         names = sorted(allowed)
         for key in table:
             if key not in names:

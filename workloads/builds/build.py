@@ -14,10 +14,10 @@ import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from taskqueue import Fail, Outcome
+from taskqueue import CommandError, CommandResult, Fail, Outcome, run_command
+from workloads.builds.environment import clean_env
 from workloads.builds.git import CheckoutError, checkout
 from workloads.builds.job import BuildJob
-from workloads.builds.process import CommandError, CommandResult, clean_env, run_command, tail_text
 from workloads.builds.store import Artifact
 
 __all__ = ["build_stage", "expand", "kill_leftover"]
@@ -78,7 +78,7 @@ async def _fresh(job: BuildJob) -> tuple[Path, Path]:
 
 
 def _last_lines(result: CommandResult) -> str:
-    lines = tail_text(result.tail).strip().splitlines()[-FAIL_LINES:]
+    lines = result.text().strip().splitlines()[-FAIL_LINES:]
     return " | ".join(line.strip()[:200] for line in lines) or "no output"
 
 
@@ -97,7 +97,7 @@ async def _run(job: BuildJob, workspace: Path, output: Path) -> CommandResult:
             argv, cwd=workspace, log=job.folder / "build.log", env=clean_env(),
             timeout=s.timeout, cancelled=job.ctx.cancelled, max_log_bytes=s.log_max_bytes,
             tail_bytes=s.log_tail_bytes, heartbeat=job.heartbeat,
-            beat_every=job.beat_every, on_start=started)
+            heartbeat_every=job.beat_every, on_start=started)
     finally:  # the group is gone: only a worker killed mid-build leaves the file behind
         pid_file.unlink(missing_ok=True)
 
@@ -151,7 +151,7 @@ async def _store(job: BuildJob, head: str, output: Path, result: CommandResult
     await job.checkpoint("build.middle")
     job.state.update(stage="park", build=_summary(job, head, result, stored))
     await job.save()
-    await job.stage_event("built", sha256=stored[0].sha256, seconds=round(result.duration, 1))
+    await job.stage_event("built", sha256=stored[0].sha256, seconds=round(result.seconds, 1))
     await job.checkpoint("build.end")
     # The log stays for whoever looks at the host; the checkout goes.
     await asyncio.to_thread(shutil.rmtree, job.folder / "src", ignore_errors=True)
@@ -161,8 +161,8 @@ async def _store(job: BuildJob, head: str, output: Path, result: CommandResult
 def _summary(job: BuildJob, head: str, result: CommandResult,
              stored: list[Artifact]) -> dict[str, object]:
     return {
-        "commit": head, "branch": job.source.branch, "duration": round(result.duration, 1),
+        "commit": head, "branch": job.source.branch, "duration": round(result.seconds, 1),
         "log_bytes": result.log_bytes, "log_truncated": result.truncated,
-        "log_tail": tail_text(result.tail), "artifact": stored[0].to_json(),
+        "log_tail": result.text(), "artifact": stored[0].to_json(),
         "others": [a.to_json() for a in stored[1:]],
     }

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workloads.builds.process import clean_env
+from workloads.builds.environment import clean_env
 
 __all__ = ["CheckoutError", "Source", "checkout", "shown_repository", "source_from_payload"]
 

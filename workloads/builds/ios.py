@@ -12,11 +12,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from taskqueue import Outcome, Task, TaskContext
+from taskqueue import CommandError, Outcome, Task, TaskContext, run_command
 from workloads.builds.build import expand
+from workloads.builds.environment import clean_env
 from workloads.builds.handler import make_handler
 from workloads.builds.job import BuildJob, PublishError
-from workloads.builds.process import CommandError, clean_env, run_command, tail_text
 from workloads.builds.settings import BuildSettings, load_settings
 from workloads.builds.store import Artifact, sha256_file
 
@@ -54,10 +54,10 @@ class TestFlight:
                 argv, cwd=job.folder, log=job.folder / "upload.log", env=clean_env(key),
                 timeout=s.upload_timeout, cancelled=job.ctx.cancelled,
                 max_log_bytes=s.log_max_bytes, tail_bytes=s.log_tail_bytes,
-                heartbeat=job.heartbeat, beat_every=job.beat_every)
+                heartbeat=job.heartbeat, heartbeat_every=job.beat_every)
         except CommandError as exc:
             raise PublishError(f"upload: {exc}", retryable=False) from None
-        last = tail_text(result.tail).strip().splitlines()[-3:]
+        last = result.text().strip().splitlines()[-3:]
         if result.stopped:  # killed mid-upload: it may have gone through
             raise PublishError(f"the upload was stopped ({result.stopped})", retryable=True,
                                sent=True)

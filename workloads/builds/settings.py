@@ -41,6 +41,8 @@ _OWN = {
                      "publish_timeout_seconds", "retry_after_cap_seconds",
                      "max_publish_retries"},
 }
+# Keys refused in the file: the publish keys come only from the environment.
+_FILE_SECRETS = ("api_key", "key_id", "issuer_id", "key_path")
 DEFAULTS: dict[str, dict[str, Any]] = {
     "ios_build": {
         "command": ["fastlane", "gym", "--output_directory", "{output}"],
@@ -119,7 +121,8 @@ class _Reader:
 
     def __init__(self, capability: str, raw: Mapping[str, Any]) -> None:
         self.capability, self.raw = capability, raw
-        self.check = ConfigSection(f"workloads.{capability}", error=SettingsError)
+        self.check = ConfigSection(f"workloads.{capability}", error=SettingsError,
+                                   secrets=dict.fromkeys(_FILE_SECRETS, "see the README"))
         self.fail = self.check.fail
 
     def command(self, key: str, allowed: frozenset[str]) -> tuple[str, ...]:
@@ -163,12 +166,7 @@ class _Reader:
 def _build(capability: str, raw: Mapping[str, Any], base: Path,
            env: Mapping[str, str]) -> BuildSettings:
     r = _Reader(capability, raw)
-    if any(k in raw for k in ("api_key", "key_id", "issuer_id", "key_path")):
-        raise r.fail("api_key", "secrets never go in the file; see the README")
-    for key in raw:
-        if key not in _COMMON | _OWN[capability]:
-            allowed = ", ".join(sorted(_COMMON | _OWN[capability]))
-            raise r.fail(key, f"unknown key; expected one of {allowed}")
+    r.check.known(raw, _COMMON | _OWN[capability])
     home = data_dir(env) / "builds"
     settings = BuildSettings(
         capability=capability,

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taskqueue import Release, Task, TaskContext
+from taskqueue import CommandResult, Release, Task, TaskContext
+from workloads.code_changes.marked import run_marked
 from workloads.code_changes.payload import Payload
-from workloads.code_changes.process import CommandResult, run_command
 from workloads.code_changes.sandbox import agent_env, sandboxed
 from workloads.code_changes.settings import CodeSettings, render_command
 from workloads.code_changes.workspace import Workspace
@@ -99,8 +99,8 @@ class Change:
             argv = sandboxed(self.settings, argv, worktree=self.worktree, run_dir=run_dir)
         env = agent_env(self.settings)
         lease = self.ctx.lease or 30.0
-        return await run_command(
+        return await run_marked(
             argv, cwd=self.worktree, log=run_dir / f"{name}.log", timeout=timeout, env=env,
             mark=self.ws.mark(self.task.id), tail_bytes=self.settings.output_tail_bytes,
-            log_max=self.settings.log_max_bytes, heartbeat=self.ctx.heartbeat,
+            max_log_bytes=self.settings.log_max_bytes, heartbeat=self.ctx.heartbeat,
             heartbeat_every=max(1.0, lease / 3), cancelled=self.ctx.cancelled)

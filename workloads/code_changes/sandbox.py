@@ -18,9 +18,8 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
-from taskqueue import data_dir
+from taskqueue import data_dir, kill_group
 from workloads.code_changes.network import explain, pasta_argv
-from workloads.code_changes.process import kill_group
 from workloads.code_changes.settings import CONFIG_ENV, SECRET_ENV, SECTION, CodeSettings
 
 __all__ = ["ENV_ALLOWED", "HIDDEN", "SCRATCH", "agent_env", "refusal", "sandboxed"]

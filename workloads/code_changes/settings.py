@@ -49,7 +49,8 @@ class SettingsError(ConfigError):
 
 
 # The section's field checks (the core's, shared by every workload).
-_CHECK = ConfigSection(SECTION, error=SettingsError)
+_CHECK = ConfigSection(SECTION, error=SettingsError,
+                       secrets={"github.token": f"set {TOKEN_ENV}"})
 _fail = _CHECK.fail
 
 
@@ -215,11 +216,7 @@ def _github(raw: Any, env: Mapping[str, str]) -> GitHubSettings | None:
         return None
     if not isinstance(raw, dict):
         raise _fail("github", "must be a table with api_url (and optionally repo)")
-    if "token" in raw:
-        raise _fail("github.token", f"secrets never go in the file; set {TOKEN_ENV}")
-    for key in raw:
-        if key not in _GITHUB_KEYS:
-            raise _fail(f"github.{key}", f"unknown key; expected {', '.join(sorted(_GITHUB_KEYS))}")
+    _CHECK.known(raw, _GITHUB_KEYS, prefix="github.")
     api_url = _CHECK.text(raw, "api_url", "https://api.github.com", one_line=True).rstrip("/")
     if not api_url.startswith(("http://", "https://")):
         raise _fail("github.api_url", f"must start with http:// or https://, not {api_url!r}")

@@ -8,10 +8,10 @@ nothing to review); on a revise round the unchanged commit is parked again, sayi
 
 from __future__ import annotations
 
-from taskqueue import Fail, Outcome
+from taskqueue import CommandResult, Fail, Outcome
 from workloads.code_changes.change import Change
 from workloads.code_changes.git import GitError, git
-from workloads.code_changes.process import CommandResult, Interrupted
+from workloads.code_changes.marked import Interrupted
 
 __all__ = ["test_stage", "work_stage"]
 
@@ -54,7 +54,7 @@ async def prepare(c: Change) -> str:
 def agent_failure(result: CommandResult, what: str, timeout: float) -> Fail:
     if result.timed_out:
         return Fail(f"the {what} timed out after {timeout:g} s", retryable=True)
-    tail = result.tail.strip()[-TAIL_IN_ERROR:]
+    tail = result.text().strip()[-TAIL_IN_ERROR:]
     return Fail(f"the {what} exited with {result.exit_code}: {tail}", retryable=True)
 
 
@@ -167,7 +167,7 @@ async def test_stage(c: Change) -> Outcome:
     c.state.update(stage="park", tests={
         "ran": True, "passed": result.ok, "exit_code": result.exit_code,
         "timed_out": result.timed_out, "seconds": round(result.seconds, 1),
-        "tail": result.tail[-1500:]})
+        "tail": result.text()[-1500:]})
     await c.save()
     await c.stage_event("tested", passed=result.ok, exit_code=result.exit_code)
     return c.release()

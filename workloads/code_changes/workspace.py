@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workloads.code_changes.git import GitError, git
-from workloads.code_changes.process import kill_marked
+from workloads.code_changes.marked import kill_marked
 
 __all__ = ["PUSH_DISABLED", "Workspace"]
 
@@ -48,7 +48,7 @@ class Workspace:
         return f"{self.branch_prefix}{task_id}"
 
     def mark(self, task_id: int) -> str:
-        """The environment mark of this task's commands (see process.kill_marked)."""
+        """The environment mark of this task's commands (see marked.kill_marked)."""
         return f"{self.root}:task-{task_id}"
 
     @contextlib.asynccontextmanager

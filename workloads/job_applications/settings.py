@@ -63,7 +63,8 @@ class SettingsError(ConfigError):
 
 
 # The section's field checks (the core's, shared by every workload).
-_CHECK = ConfigSection(SECTION, error=SettingsError)
+_CHECK = ConfigSection(SECTION, error=SettingsError,
+                       secrets={"model.api_key": f"set {KEY_ENV}"})
 _fail = _CHECK.fail
 
 
@@ -187,10 +188,7 @@ def _boards(raw: Any) -> tuple[BoardConfig, ...]:
         where = f"boards[{i}]."
         if not isinstance(item, dict):
             raise _fail(f"boards[{i}]", "must be a table with kind and token")
-        for key in item:
-            if key not in _BOARD_KEYS:
-                expected = ", ".join(sorted(_BOARD_KEYS))
-                raise _fail(f"{where}{key}", f"unknown key; expected {expected}")
+        _CHECK.known(item, _BOARD_KEYS, prefix=where)
         kind = _CHECK.text(item, "kind", prefix=where)
         if kind not in DEFAULT_BASE_URLS:
             raise _fail(f"{where}kind", f"must be greenhouse or lever, not {kind!r}")
@@ -204,11 +202,7 @@ def _model(raw: Any, env: Mapping[str, str]) -> ModelConfig | None:
         return None
     if not isinstance(raw, dict):
         raise _fail("model", "must be a table with base_url and model")
-    if "api_key" in raw:
-        raise _fail("model.api_key", f"secrets never go in the file; set {KEY_ENV}")
-    for key in raw:
-        if key not in _MODEL_KEYS:
-            raise _fail(f"model.{key}", f"unknown key; expected {', '.join(sorted(_MODEL_KEYS))}")
+    _CHECK.known(raw, _MODEL_KEYS, prefix="model.")
     base_url = _CHECK.text(raw, "base_url", prefix="model.")
     if not base_url.startswith(("http://", "https://")):
         raise _fail("model.base_url", f"must start with http:// or https://, not {base_url!r}")

@@ -35,7 +35,7 @@ class SettingsError(ConfigError):
 
 
 # The section's field checks (the core's, shared by every workload).
-_CHECK = ConfigSection(SECTION, error=SettingsError)
+_CHECK = ConfigSection(SECTION, error=SettingsError, secrets={"password": f"set {PASSWORD_ENV}"})
 _fail = _CHECK.fail
 
 
@@ -80,8 +80,6 @@ def load_settings(path: str | os.PathLike[str] | None = None,
 
 def build(raw: Mapping[str, Any], env: Mapping[str, str]) -> VmSettings:
     """Settings from the section's table (already parsed) and the environment."""
-    if "password" in raw:
-        raise _fail("password", f"secrets never go in the file; set {PASSWORD_ENV}")
     _CHECK.known(raw, _KEYS)
     driver = raw.get("driver")
     if driver not in ("vsphere", "libvirt"):

@@ -8,17 +8,16 @@ import logging
 
 from aiohttp import web
 
+from bot.refusals import not_a_person, refusal_of
 from bot.web.app import web_app
 from bot.web.pages.base import EXT, context, int_arg
 from bot.web.pages.cards import card
 from bot.web.passkeys import origin
-from bot.web.render import as_json, fragment, html, person, progress, wants_json
+from bot.web.render import as_json, fragment, html, progress, wants_json
 from bot.web.sessions import SESSION, Session
 from taskqueue import (
     AlreadyApproved,
-    AlreadyDecided,
     Approval,
-    ApprovalExpired,
     Assertion,
     Conflict,
     Decision,
@@ -117,8 +116,7 @@ async def decide(request: web.Request) -> web.Response:
         return _answer(request, approval_id, 400, "a revise needs a note saying what to change")
     if app.settings.people and app.settings.people.get(_account(request)) is None:
         # People are configured: every decision resolves to one of them or is refused.
-        return _answer(request, approval_id, 403, "your account is not one of the configured "
-                       "people ([people.NAME] web_account); nothing was recorded")
+        return _answer(request, approval_id, 403, not_a_person("account", "web_account"))
     try:
         assertion = _assertion(request, form.get("assertion"))
         decided = await app.queue.approval_decide(approval_id, choice, app.decider(request),
@@ -129,19 +127,10 @@ async def decide(request: web.Request) -> web.Response:
                        "your Account page); nothing was recorded")
     except SignatureInvalid as exc:
         return _answer(request, approval_id, 403, f"{exc}")
-    except NotAnApprover:
-        return _answer(request, approval_id, 403, "you are not on the list of people who "
-                       "may decide this")
-    except AlreadyApproved as exc:
-        return _answer(request, approval_id, 409, f"you already approved this ({exc.approved} "
-                       f"of {exc.required}); an approve counts once per person")
-    except AlreadyDecided as exc:
-        return _answer(request, approval_id, 409,
-                       f"already {exc.decision} by {person(exc.decided_by)}")
-    except ApprovalExpired:
-        return _answer(request, approval_id, 409, "this approval expired; nothing was decided")
-    except (Conflict, NotFound) as exc:
-        return _answer(request, approval_id, 409, str(exc))
+    except NotAnApprover as exc:
+        return _answer(request, approval_id, 403, refusal_of(exc))
+    except (AlreadyApproved, Conflict, NotFound) as exc:
+        return _answer(request, approval_id, 409, refusal_of(exc))
     if decided.is_open:  # four-eyes: counted, waiting for another person
         log.info("approval approved partly task=%s approval=%s (%d of %d)", decided.task_id,
                  decided.id, decided.approved_count, decided.required)

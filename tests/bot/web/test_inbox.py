@@ -115,7 +115,7 @@ def test_a_second_decision_is_refused_naming_who_decided_first(
     late = page.request.post(f"/approvals/{approval.id}/decide",
                              form={"decision": "approve", "csrf_token": token or ""},
                              headers={"Accept": "application/json"})
-    assert late.status == 409 and late.json()["error"] == "already skipped by bob"
+    assert late.status == 409 and late.json()["error"] == "this was already skipped by bob"
     expect(page.locator(f"#approval-{approval.id} .decided")).to_contain_text("Skipped by bob")
     assert _status(server, approval.task_id) is Status.SKIPPED
 

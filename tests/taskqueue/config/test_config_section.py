@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from taskqueue import ConfigError, ConfigSection
+from taskqueue import ConfigError, ConfigSection, workload_section
 
 
 class SectionError(ConfigError):
@@ -55,3 +56,32 @@ def test_a_bad_value_is_one_error_naming_the_section_and_key(call: Any, message:
     with pytest.raises(SectionError) as raised:
         call()
     assert message in str(raised.value)
+
+
+SECRETS = ConfigSection("workloads.demo", error=SectionError,
+                        secrets={"password": "set DEMO_PASSWORD", "api.token": "see the README"})
+
+
+@pytest.mark.parametrize(("table", "prefix", "message"), [
+    ({"password": "x", "colour": 1}, "",
+     "workloads.demo.password: secrets never go in the file; set DEMO_PASSWORD"),
+    ({"token": "x"}, "api.", "workloads.demo.api.token: secrets never go in the file; see the "
+                             "README"),
+    ({"url": "x"}, "api.", "workloads.demo.api.url: unknown key; expected one of token"),
+])
+def test_a_secret_in_the_file_is_refused_before_any_unknown_key(
+        table: dict[str, Any], prefix: str, message: str) -> None:
+    with pytest.raises(SectionError) as raised:
+        SECRETS.known(table, {"token"} if prefix else {"colour"}, prefix=prefix)
+    assert str(raised.value) == message
+    SECRETS.known({"colour": 1, "token": 2}, {"colour", "token"})  # no secret at this level
+
+
+def test_a_secrets_error_names_its_line(tmp_path: Path) -> None:
+    file = tmp_path / "signoff.toml"
+    file.write_text('[workloads.demo]\ncolour = 1\n\n[workloads.demo.api]\ntoken = "x"\n')
+    raw, _ = workload_section("demo", file, env={})
+    with pytest.raises(SectionError) as raised:
+        SECRETS.known(raw["api"], {"url"}, prefix="api.")
+    assert str(raised.value) == ("workloads.demo.api.token: secrets never go in the file; "
+                                 f"see the README ({file}, line 5)")

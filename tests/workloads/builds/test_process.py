@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from taskqueue import CommandError, run_command
 from tests.timing import limit
-from workloads.builds.process import CommandError, clean_env, run_command
+from workloads.builds.environment import clean_env
 
 from .conftest import FAKE_BUILD
 
@@ -23,7 +24,7 @@ async def _run(tmp_path: Path, mode: str, *, timeout: float = 10,
                              cwd=tmp_path, log=tmp_path / "build.log", env=clean_env(),
                              timeout=timeout, cancelled=cancelled or asyncio.Event(),
                              max_log_bytes=max_log, tail_bytes=2000,
-                             heartbeat=heartbeat, beat_every=0.1)  # type: ignore[arg-type]
+                             heartbeat=heartbeat, heartbeat_every=0.1)  # type: ignore[arg-type]
 
 
 def _alive(pid: int) -> bool:

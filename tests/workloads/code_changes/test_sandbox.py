@@ -23,7 +23,7 @@ import pytest
 from taskqueue import CapabilityRun, ConfigError, TaskQueue, load_config
 from tests.taskqueue.worker_helpers import running_pool, wait_for, wait_status
 from workloads.code_changes.handler import CAPABILITY, check_config, make_handler
-from workloads.code_changes.process import MARK_ENV
+from workloads.code_changes.marked import MARK_ENV
 from workloads.code_changes.sandbox import HIDDEN, agent_env, sandboxed
 from workloads.code_changes.settings import CodeSettings
 from workloads.code_changes.workspace import Workspace
@@ -293,13 +293,13 @@ async def test_a_sandboxed_agent_that_times_out_leaves_no_process_behind(
     await wait_for(lambda: _true(not _marked(mark)), timeout=20)
 
 
-# A stand-in worker: runs one command through run_command until it is killed.
+# A stand-in worker: runs one command through run_marked until it is killed.
 PARENT = """
 import asyncio, json, sys
 from pathlib import Path
-from workloads.code_changes.process import run_command
+from workloads.code_changes.marked import run_marked
 argv, cwd, log, env, mark = json.loads(sys.argv[1])
-asyncio.run(run_command(argv, cwd=Path(cwd), log=Path(log), timeout=300, env=env, mark=mark))
+asyncio.run(run_marked(argv, cwd=Path(cwd), log=Path(log), timeout=300, env=env, mark=mark))
 """
 
 

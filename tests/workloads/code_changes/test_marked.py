@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.timing import WAIT, patience
-from workloads.code_changes.process import Interrupted, kill_marked, run_command
+from workloads.code_changes.marked import Interrupted, kill_marked, run_marked
 from workloads.code_changes.settings import render_command
 
 from .agents import LOUD
@@ -30,29 +30,29 @@ async def test_an_agent_printing_50_mb_keeps_a_bounded_tail_and_the_full_log(
         tmp_path: Path) -> None:
     script = tmp_path / "loud.py"
     script.write_text(LOUD)
-    result = await run_command([sys.executable, str(script)], cwd=tmp_path,
-                               log=tmp_path / "loud.log", timeout=30, env={}, mark="t-loud",
-                               tail_bytes=4096)
+    result = await run_marked([sys.executable, str(script)], cwd=tmp_path,
+                              log=tmp_path / "loud.log", timeout=30, env={}, mark="t-loud",
+                              tail_bytes=4096)
     assert result.ok and result.output_bytes > 50 * 1024 * 1024
-    assert len(result.tail.encode()) <= 4096 and result.tail.endswith("LAST LINE\n")
+    assert len(result.tail) <= 4096 and result.text().endswith("LAST LINE\n")
     assert (tmp_path / "loud.log").stat().st_size == result.output_bytes
 
 
 async def test_the_log_file_stops_at_its_limit(tmp_path: Path) -> None:
     script = tmp_path / "loud.py"
     script.write_text(LOUD)
-    result = await run_command([sys.executable, str(script)], cwd=tmp_path,
-                               log=tmp_path / "loud.log", timeout=30, env={}, mark="t-cut",
-                               tail_bytes=1024, log_max=1024 * 1024)
+    result = await run_marked([sys.executable, str(script)], cwd=tmp_path,
+                              log=tmp_path / "loud.log", timeout=30, env={}, mark="t-cut",
+                              tail_bytes=1024, max_log_bytes=1024 * 1024)
     text = (tmp_path / "loud.log").read_bytes()
     assert len(text) < 1024 * 1024 + 200 and b"log cut" in text
-    assert result.tail.endswith("LAST LINE\n")
+    assert result.text().endswith("LAST LINE\n")
 
 
 async def _group(tmp_path: Path, **options: object) -> tuple[asyncio.Task, int]:
     script, pid_file = tmp_path / "group.py", tmp_path / "child.pid"
     script.write_text(GROUP)
-    run = asyncio.create_task(run_command(
+    run = asyncio.create_task(run_marked(
         [sys.executable, str(script), str(pid_file)], cwd=tmp_path, log=tmp_path / "g.log",
         env={}, mark=f"t-{tmp_path.name}", **options))  # type: ignore[arg-type]
     deadline = time.monotonic() + WAIT
@@ -75,7 +75,7 @@ async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     # Room for two interpreters to start on a busy machine before the timeout strikes.
     run, child = await _group(tmp_path, timeout=patience(3))
     result = await run
-    assert result.timed_out and not result.ok and "started" in result.tail
+    assert result.timed_out and not result.ok and "started" in result.text()
     await _dies(child)
 
 
@@ -129,6 +129,6 @@ def test_templates_fill_each_element_and_never_reinterpret_the_instruction() -> 
 
 
 async def test_a_missing_agent_is_exit_127_not_a_crash(tmp_path: Path) -> None:
-    result = await run_command(["/nonexistent/agent"], cwd=tmp_path, log=tmp_path / "x.log",
-                               timeout=5, env={}, mark="t-missing")
-    assert result.exit_code == 127 and "cannot start" in result.tail
+    result = await run_marked(["/nonexistent/agent"], cwd=tmp_path, log=tmp_path / "x.log",
+                              timeout=5, env={}, mark="t-missing")
+    assert result.exit_code == 127 and "cannot start" in result.text()
