@@ -15,7 +15,8 @@ import socket
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from taskqueue import Config, ConfigError, TaskQueue, bind_listen, parse_listen, reaper_check
+from taskqueue import Config, ConfigError, bind_listen, parse_listen, reaper_check
+from taskqueue.queues.maintenance import MaintenanceQueue
 
 if TYPE_CHECKING:
     from taskqueue import ObservabilityServer
@@ -87,7 +88,7 @@ def scheduler_check(running: Callable[[], bool]) -> Any:
     return check
 
 
-def observability(config: Config, queue: TaskQueue, scheduler_running: Callable[[], bool],
+def observability(config: Config, queue: MaintenanceQueue, scheduler_running: Callable[[], bool],
                   sockets: Sequence[socket.socket] = (), *,
                   leader: Callable[[], bool] | None = None,
                   listen: str | None = None) -> ObservabilityServer | None:

@@ -12,11 +12,11 @@ from aiohttp import web
 from bot.api.app import Route, api_of, task_id, token_of
 from bot.api.bodies import base64_files, json_field, number_field, read_object, text_field
 from bot.api.errors import ApiError, json_response
-from taskqueue import TaskQueue
+from taskqueue.queues.worker import WorkerQueue
 
 
 async def _fenced(request: web.Request, limit_files: bool = False
-                  ) -> tuple[TaskQueue, dict[str, Any], dict[str, Any]]:
+                  ) -> tuple[WorkerQueue, dict[str, Any], dict[str, Any]]:
     """The queue, the body, and the fence (task id, worker, claim) every call needs."""
     api = api_of(request)
     bounds = api.bounds

@@ -73,8 +73,8 @@ async def values(kind: str) -> list[str]:
 
 
 async def _capabilities() -> list[str]:
+    from taskqueue.queues.whole import TaskQueue
     from taskqueue.store import embedded
-    from taskqueue.store.client import TaskQueue
 
     dsn = os.environ.get("DATABASE_URL")
     if not dsn and not embedded.running():
