@@ -64,11 +64,13 @@ if TYPE_CHECKING:
     from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
     from taskqueue.maintenance.stats import Stats, read_stats
     from taskqueue.queues.asker import AskerQueue
+    from taskqueue.queues.channel import ChannelQueue
     from taskqueue.queues.maintenance import MaintenanceQueue
     from taskqueue.queues.operator import OperatorQueue
     from taskqueue.queues.outbox import OutboxQueue
     from taskqueue.queues.people import PeopleQueue
     from taskqueue.queues.producer import ProducerQueue
+    from taskqueue.queues.shared import SharedQueue
     from taskqueue.queues.whole import TaskQueue
     from taskqueue.queues.worker import WorkerQueue
     from taskqueue.redact import (
@@ -305,11 +307,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'approval_challenge': ('taskqueue.store.signing', 'approval_challenge'),
     'Passkey': ('taskqueue.store.passkeys', 'Passkey'),
     'AskerQueue': ('taskqueue.queues.asker', 'AskerQueue'),
+    'ChannelQueue': ('taskqueue.queues.channel', 'ChannelQueue'),
     'MaintenanceQueue': ('taskqueue.queues.maintenance', 'MaintenanceQueue'),
     'OperatorQueue': ('taskqueue.queues.operator', 'OperatorQueue'),
     'OutboxQueue': ('taskqueue.queues.outbox', 'OutboxQueue'),
     'PeopleQueue': ('taskqueue.queues.people', 'PeopleQueue'),
     'ProducerQueue': ('taskqueue.queues.producer', 'ProducerQueue'),
+    'SharedQueue': ('taskqueue.queues.shared', 'SharedQueue'),
     'WorkerQueue': ('taskqueue.queues.worker', 'WorkerQueue'),
     'run_slice': ('taskqueue.runtime.runner', 'run_slice'),
     'secret_register': ('taskqueue.redact', 'secret_register'),
@@ -368,6 +372,7 @@ __all__ = [
     "CapabilityConfig",
     "CapabilityRun",
     "ChannelHealth",
+    "ChannelQueue",
     "ChannelReport",
     "Checkpoint",
     "Completion",
@@ -435,6 +440,7 @@ __all__ = [
     "RequestLog",
     "SchemaTooNew",
     "ServerTooOld",
+    "SharedQueue",
     "Signal",
     "SignalConfig",
     "Signals",
