@@ -1,19 +1,14 @@
 """People's decisions: approve, revise or skip an open approval, once, under the locks of
-the approval and its task; a partial approve short of the count; a passkey-signed approve
-checked against the person's own stored credential."""
+the approval and its task; a passkey-signed approve checked against the person's own
+stored credential. An approve's vote (counted, partial, discarded) is store/votes.py's."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
-from psycopg import AsyncCursor
-from psycopg.types.json import Jsonb
-
 from taskqueue.errors import (
-    AlreadyApproved,
     ApprovalExpired,
     ApprovalNotFound,
     Conflict,
@@ -27,39 +22,18 @@ from taskqueue.store.base import ANSWERS_CHANNEL, APPROVALS_CHANNEL, TASKS_CHANN
 from taskqueue.store.checks import (
     check_decision,
     check_name,
-    is_requester,
     person_key,
     refuse_decided,
 )
-from taskqueue.store.groups import groups_from_json, groups_missing
 from taskqueue.store.models import Approval
 from taskqueue.store.passkeys import PasskeysMixin
 from taskqueue.store.reads import ReadsMixin
 from taskqueue.store.signing import Assertion, SignatureInvalid, verify_assertion
 from taskqueue.store.states import Decision, Status
+from taskqueue.store.votes import Decider, DecisionReads, VotesMixin, asked, counted, groups_short
 
 
-@dataclass(frozen=True)
-class DecisionReads:
-    """What a decision sent beside its locks, fetched as its checks need them."""
-
-    task: AsyncCursor[Any]
-    cap: AsyncCursor[Any]
-    vote: AsyncCursor[Any] | None = None
-    votes: AsyncCursor[Any] | None = None
-
-
-@dataclass(frozen=True)
-class Decider:
-    """Who decides: the person, and who typed it when the channel cannot prove it."""
-
-    by: str
-    via: str | None = None
-    # A verified passkey assertion, stored with the approve.
-    assertion: Assertion | None = None
-
-
-class DecisionsMixin(PasskeysMixin, ReadsMixin):
+class DecisionsMixin(VotesMixin, PasskeysMixin, ReadsMixin):
     """Each decision is one transaction; it reads the approval, the passkeys and the
     signing link through the people's other parts (reads, passkeys)."""
 
@@ -183,7 +157,7 @@ class DecisionsMixin(PasskeysMixin, ReadsMixin):
             raise Conflict(f"task {task['id']} is {task['status']}; its approval cannot be decided")
         cap = await sent.cap.fetchone()
         # The requester may always skip their own request: a withdrawal.
-        withdrawn = choice is Decision.SKIPPED and _asked(row, task, by)
+        withdrawn = choice is Decision.SKIPPED and asked(row, task, by)
         if cap is not None and not withdrawn \
                 and not rows.capability_from_row(cap).may_decide(by):
             raise NotAnApprover(f"{by} is not an approver of {task['capability']}: "
@@ -200,7 +174,7 @@ class DecisionsMixin(PasskeysMixin, ReadsMixin):
                 approval_id=row["id"])
         if choice is Decision.APPROVED:
             votes = await self._cast_vote(conn, row, task, decider, sent)
-            if _counted(votes) < row["required"] or _groups_short(row, votes):
+            if counted(votes) < row["required"] or groups_short(row, votes):
                 return await self._partly_approved(conn, row, task, by, votes)
         if choice is Decision.REVISED:
             await self._discard_votes(conn, row)
@@ -221,69 +195,3 @@ class DecisionsMixin(PasskeysMixin, ReadsMixin):
         decided_row = await decided.fetchone()
         assert decided_row is not None
         return (await self._approval_models([decided_row], parts))[0]
-
-    async def _cast_vote(self, conn: Conn, row: dict[str, Any], task: dict[str, Any],
-                         decider: Decider, sent: DecisionReads) -> list[dict[str, Any]]:
-        """`by`'s approve, written beside the locks: the request's approves with it (the
-        requester's own counts for nothing). AlreadyApproved when `by` approved it before."""
-        assert sent.vote is not None and sent.votes is not None
-        by = decider.by
-        vote = await sent.vote.fetchone()
-        votes = await sent.votes.fetchall()
-        if vote is None:
-            raise AlreadyApproved(
-                f"{by} already approved approval {row['id']} of task {row['task_id']} "
-                f"({_counted(votes)} of {row['required']}); an approve counts once per person",
-                by=by, approved=_counted(votes), required=row["required"])
-        if _asked(row, task, by):
-            # Written as counted before the request was read: the requester's own approve
-            # is recorded but does not count. Sent, not awaited: it runs before whatever
-            # this decision sends next.
-            await self._send(conn, "approval_vote_uncount", {"approval_id": row["id"],
-                                                             "by_key": person_key(by)})
-            votes = [v | {"counts": False} if v["person"] == vote["person"] else v
-                     for v in votes]
-        return votes
-
-    async def _partly_approved(self, conn: Conn, row: dict[str, Any], task: dict[str, Any],
-                               by: str, votes: list[dict[str, Any]]) -> Approval:
-        """An approve short of the count, with the request's `votes` so far: recorded as an
-        event and owed to every channel as an `approval_progress` notification; the
-        approval stays open. Sent, not awaited: COMMIT follows them in one round trip."""
-        approved, short = _counted(votes), _groups_short(row, votes)
-        await self._send(conn, "event_insert", {
-            "task_id": task["id"], "kind": "approved_partly", "actor": by,
-            "detail": Jsonb({"approval_id": row["id"], "approved": approved,
-                             "required": row["required"],
-                             "counted": not _asked(row, task, by)}
-                            | ({"waiting_for": short} if short else {}))})
-        await self._send(conn, "approval_progress_insert", {
-            "task_id": task["id"], "approval_id": row["id"], "approved": approved,
-            "required": row["required"], "by": by, "waiting_for": short})
-        await self._notify(conn, APPROVALS_CHANNEL, str(row["id"]))
-        return rows.approval_from_row(row, (), votes)
-
-    async def _discard_votes(self, conn: Conn, row: dict[str, Any]) -> None:
-        gone = await self._all(conn, "approval_votes_discard", {"approval_id": row["id"]})
-        if gone:
-            await self._one(conn, "event_insert", {
-                "task_id": row["task_id"], "kind": "approvals_discarded", "actor": None,
-                "detail": Jsonb({"approval_id": row["id"],
-                                 "people": sorted(g["person"] for g in gone)})})
-
-
-def _asked(row: dict[str, Any], task: dict[str, Any], by: str) -> bool:
-    """Whether `by` asked for this request: the task's requester recorded at enqueue, or
-    the one its request names."""
-    return is_requester(row["request"], by, task.get("enqueued_by"))
-
-
-def _groups_short(row: dict[str, Any], votes: list[dict[str, Any]]) -> list[str]:
-    """The approval's groups whose minimum its counted approves do not meet yet."""
-    return groups_missing(groups_from_json(row.get("groups")),
-                          [v["person"] for v in votes if v["counts"]])
-
-
-def _counted(votes: list[dict[str, Any]]) -> int:
-    """The approves that count toward an approval's `required` (not the requester's own)."""
-    return sum(1 for v in votes if v["counts"])
