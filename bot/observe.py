@@ -21,12 +21,12 @@ from taskqueue import (
     Config,
     ConfigError,
     MissingExtra,
-    TaskQueue,
     bind_listen,
     parse_listen,
     reaper_check,
     require_extra,
 )
+from taskqueue.queues.maintenance import MaintenanceQueue
 
 if TYPE_CHECKING:
     from taskqueue import ObservabilityServer
@@ -98,7 +98,7 @@ def scheduler_check(running: Callable[[], bool]) -> Any:
     return check
 
 
-def observability(config: Config, queue: TaskQueue, scheduler_running: Callable[[], bool],
+def observability(config: Config, queue: MaintenanceQueue, scheduler_running: Callable[[], bool],
                   sockets: Sequence[socket.socket] = (), *,
                   leader: Callable[[], bool] | None = None,
                   listen: str | None = None) -> ObservabilityServer | None:

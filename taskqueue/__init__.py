@@ -1,8 +1,9 @@
 """Signoff's queue core: durable tasks in PostgreSQL that stop for a human's sign-off.
 
 The names below are the public API; the sub-packages behind them are the core's own:
-`store` (the schema's rules, the client and its SQL), `runtime` (handlers, workers,
-heartbeats, producers), `maintenance` (reaper, signals, alerts, stats), `config` and `cli`.
+`store` (the schema's rules and its SQL), `queues` (the queue's API: one facade per role
+and TaskQueue, all of them in one), `runtime` (handlers, workers, heartbeats, producers),
+`maintenance` (reaper, signals, alerts, stats), `config` and `cli`.
 
 Each name is imported on first use (PEP 562), so `import taskqueue` and a `signoff`
 command load only the modules they touch: the CLI answers without loading aiohttp, the
@@ -63,6 +64,16 @@ if TYPE_CHECKING:
     from taskqueue.maintenance.reminders import Reminders, RemindReport
     from taskqueue.maintenance.signals import Signal, SignalConfig, Signals, read_signals
     from taskqueue.maintenance.stats import Stats, read_stats
+    from taskqueue.queues.asker import AskerQueue
+    from taskqueue.queues.channel import ChannelQueue
+    from taskqueue.queues.maintenance import MaintenanceQueue
+    from taskqueue.queues.operator import OperatorQueue
+    from taskqueue.queues.outbox import OutboxQueue
+    from taskqueue.queues.people import PeopleQueue
+    from taskqueue.queues.producer import ProducerQueue
+    from taskqueue.queues.shared import SharedQueue
+    from taskqueue.queues.whole import TaskQueue
+    from taskqueue.queues.worker import WorkerQueue
     from taskqueue.redact import (
         MASK,
         RedactingFilter,
@@ -110,7 +121,6 @@ if TYPE_CHECKING:
     from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
     from taskqueue.store.batches import Completion, Failure, Releasing
     from taskqueue.store.checks import person_key
-    from taskqueue.store.client import TaskQueue
     from taskqueue.store.db import describe as describe_dsn
     from taskqueue.store.db import resolve_dsn
     from taskqueue.store.migrate import migrate
@@ -249,7 +259,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'TaskContext': ('taskqueue.runtime.handler', 'TaskContext'),
     'TaskDetail': ('taskqueue.store.models', 'TaskDetail'),
     'TaskNotFound': ('taskqueue.errors', 'TaskNotFound'),
-    'TaskQueue': ('taskqueue.store.client', 'TaskQueue'),
+    'TaskQueue': ('taskqueue.queues.whole', 'TaskQueue'),
     'Tick': ('taskqueue.runtime.tick', 'Tick'),
     'TickReport': ('taskqueue.runtime.tick', 'TickReport'),
     'UNREACHABLE_AFTER': ('taskqueue.maintenance.channels', 'UNREACHABLE_AFTER'),
@@ -296,6 +306,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'SignatureInvalid': ('taskqueue.store.signing', 'SignatureInvalid'),
     'approval_challenge': ('taskqueue.store.signing', 'approval_challenge'),
     'Passkey': ('taskqueue.store.passkeys', 'Passkey'),
+    'AskerQueue': ('taskqueue.queues.asker', 'AskerQueue'),
+    'ChannelQueue': ('taskqueue.queues.channel', 'ChannelQueue'),
+    'MaintenanceQueue': ('taskqueue.queues.maintenance', 'MaintenanceQueue'),
+    'OperatorQueue': ('taskqueue.queues.operator', 'OperatorQueue'),
+    'OutboxQueue': ('taskqueue.queues.outbox', 'OutboxQueue'),
+    'PeopleQueue': ('taskqueue.queues.people', 'PeopleQueue'),
+    'ProducerQueue': ('taskqueue.queues.producer', 'ProducerQueue'),
+    'SharedQueue': ('taskqueue.queues.shared', 'SharedQueue'),
+    'WorkerQueue': ('taskqueue.queues.worker', 'WorkerQueue'),
     'run_slice': ('taskqueue.runtime.runner', 'run_slice'),
     'secret_register': ('taskqueue.redact', 'secret_register'),
     'secret_register_dsn': ('taskqueue.redact', 'secret_register_dsn'),
@@ -342,6 +361,7 @@ __all__ = [
     "ApprovalNotFound",
     "ApproverGroup",
     "AskedRequest",
+    "AskerQueue",
     "Assertion",
     "Attachment",
     "AttachmentTooLarge",
@@ -352,6 +372,7 @@ __all__ = [
     "CapabilityConfig",
     "CapabilityRun",
     "ChannelHealth",
+    "ChannelQueue",
     "ChannelReport",
     "Checkpoint",
     "CommandError",
@@ -381,6 +402,7 @@ __all__ = [
     "LeaseLost",
     "Listener",
     "ListenerHub",
+    "MaintenanceQueue",
     "MigrationError",
     "MissingExtra",
     "NewAttachment",
@@ -393,13 +415,17 @@ __all__ = [
     "NothingToClaim",
     "Notification",
     "ObservabilityServer",
+    "OperatorQueue",
+    "OutboxQueue",
     "Outcome",
     "Park",
     "Passkey",
+    "PeopleQueue",
     "Producer",
     "ProducerConfig",
     "ProducerContext",
     "ProducerJob",
+    "ProducerQueue",
     "ProducerReport",
     "ProducerRun",
     "PruneReport",
@@ -416,6 +442,7 @@ __all__ = [
     "RequestLog",
     "SchemaTooNew",
     "ServerTooOld",
+    "SharedQueue",
     "Signal",
     "SignalConfig",
     "Signals",
@@ -438,6 +465,7 @@ __all__ = [
     "Vote",
     "WorkerConfig",
     "WorkerPool",
+    "WorkerQueue",
     "apply_capabilities",
     "approval_challenge",
     "audit_figures",

@@ -19,6 +19,9 @@ from bot.api.settings import ApiSettings
 from bot.api.store import PREFIX, Token, TokenStore
 from bot.api.waker import Waker
 from taskqueue import TRANSIENT, SignoffError, TaskQueue, secret_register
+from taskqueue.queues.asker import AskerQueue
+from taskqueue.queues.people import PeopleQueue
+from taskqueue.queues.worker import WorkerQueue
 
 log = logging.getLogger("signoff.api")
 
@@ -63,7 +66,12 @@ class ApiApp:
 
     def __init__(self, queue: TaskQueue, settings: ApiSettings | None = None, *,
                  modes: Mapping[str, str] | None = None) -> None:
+        # The API serves three callers, and each route sees the service's one queue as its
+        # caller's part: a worker's, an asker's, or people's (what they read and decide).
         self.queue = queue
+        self.worker: WorkerQueue = queue
+        self.asker: AskerQueue = queue
+        self.people: PeopleQueue = queue
         self.settings = settings or ApiSettings()
         # Each configured capability's mode: an ask of one that is not external is refused.
         self.modes = dict(modes or {})

@@ -47,7 +47,7 @@ async def ask(request: web.Request) -> web.StreamResponse:
         raise ApiError(409, "conflict", f"capability {capability} has mode {mode}: its "
                        "worker owns its tasks; ask with a capability of mode external")
     required = number_field(body, "required_approvals", whole=True)
-    asked, created = await api.queue.request_park(
+    asked, created = await api.asker.request_park(
         capability, question, asked_by=token.actor,
         request=json_field(body, "request", bounds), attachments=files,
         expires_in=number_field(body, "expires_in"),
@@ -65,7 +65,7 @@ async def request_status(request: web.Request) -> web.StreamResponse:
         wait = -1.0
     if not 0 <= wait <= MAX_WAIT:
         raise ApiError(400, "bad_input", f"wait is 0 to {MAX_WAIT} seconds")
-    asked = await api.queue.request_wait(task_id(request), wait, changed=api.waker.changed)
+    asked = await api.asker.request_wait(task_id(request), wait, changed=api.waker.changed)
     return json_response(request_json(request, asked))
 
 
@@ -73,7 +73,7 @@ async def request_done(request: web.Request) -> web.StreamResponse:
     api, token = api_of(request), token_of(request)
     body = await read_object(request, api.bounds.plain_body)
     result = json_field(body, "result", api.bounds, obj=False)
-    asked = await api.queue.request_done(task_id(request), token.actor, result)
+    asked = await api.asker.request_done(task_id(request), token.actor, result)
     return json_response(request_json(request, asked))
 
 

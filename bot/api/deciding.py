@@ -17,7 +17,7 @@ async def approvals_open(request: web.Request) -> web.StreamResponse:
     if request.query.get("open", "true").lower() not in ("true", "1"):
         raise ApiError(400, "bad_input", "only open=true is listed here; read a task's "
                        "decided approvals at /api/v1/tasks/{id}")
-    approvals = await api_of(request).queue.approval_list_open()
+    approvals = await api_of(request).people.approval_list_open()
     return json_response([a.to_json() for a in approvals])
 
 
@@ -36,7 +36,7 @@ async def decide(request: web.Request) -> web.StreamResponse:
     note = text_field(body, "note")
     if word == "revise" and not (note or "").strip():
         raise ApiError(400, "bad_input", "a revise needs a note saying what to change")
-    approval = await api.queue.approval_decide(task_id(request), WORDS[word], token.person,
+    approval = await api.people.approval_decide(task_id(request), WORDS[word], token.person,
                                                note)
     return json_response(approval.to_json())
 

@@ -21,7 +21,7 @@ async def tasks_list(request: web.Request) -> web.StreamResponse:
     if not 1 <= limit <= MAX_LIST:
         raise ApiError(400, "bad_input", f"limit is 1 to {MAX_LIST}")
     try:
-        tasks = await api_of(request).queue.task_list(
+        tasks = await api_of(request).people.task_list(
             status=q.get("status"), capability=q.get("capability"), limit=limit)
     except BadInput as exc:
         raise ApiError(400, "bad_input", str(exc)) from None
@@ -29,12 +29,12 @@ async def tasks_list(request: web.Request) -> web.StreamResponse:
 
 
 async def task_show(request: web.Request) -> web.StreamResponse:
-    detail = await api_of(request).queue.task_detail(task_id(request))
+    detail = await api_of(request).people.task_detail(task_id(request))
     return json_response(detail.to_json())
 
 
 async def attachment_download(request: web.Request) -> web.StreamResponse:
-    found = await api_of(request).queue.attachment_get(task_id(request))
+    found = await api_of(request).people.attachment_get(task_id(request))
     return web.Response(body=found.data or b"", content_type="application/octet-stream",
                         headers={"X-Content-Type": found.content_type,
                                  "Content-Disposition": "attachment"})

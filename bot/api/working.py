@@ -12,18 +12,18 @@ from aiohttp import web
 from bot.api.app import Route, api_of, task_id, token_of
 from bot.api.bodies import base64_files, json_field, number_field, read_object, text_field
 from bot.api.errors import ApiError, json_response
-from taskqueue import TaskQueue
+from taskqueue.queues.worker import WorkerQueue
 
 
 async def _fenced(request: web.Request, limit_files: bool = False
-                  ) -> tuple[TaskQueue, dict[str, Any], dict[str, Any]]:
+                  ) -> tuple[WorkerQueue, dict[str, Any], dict[str, Any]]:
     """The queue, the body, and the fence (task id, worker, claim) every call needs."""
     api = api_of(request)
     bounds = api.bounds
     body = await read_object(request, bounds.json_body if limit_files else bounds.plain_body,
                              empty_ok=False)
     claim = text_field(body, "claim", required=True)
-    return api.queue, body, {"task_id": task_id(request), "worker": _worker(request, body),
+    return api.worker, body, {"task_id": task_id(request), "worker": _worker(request, body),
                              "claim": claim}
 
 
@@ -37,7 +37,7 @@ async def claim(request: web.Request) -> web.StreamResponse:
     body = await read_object(request, api.bounds.plain_body, empty_ok=False)
     capability = text_field(body, "capability", required=True)
     assert capability is not None
-    task = await api.queue.task_claim(capability, _worker(request, body),
+    task = await api.worker.task_claim(capability, _worker(request, body),
                                       lease=number_field(body, "lease"))
     if task is None:
         return web.Response(status=204)

@@ -81,6 +81,7 @@ class TelegramBot:
                  rate_limiter: BaseRateLimiter[Any] | None = None) -> None:
         settings.check()
         assert settings.chat_id is not None
+        # The service's one queue; each part below sees it as its own part.
         self.settings, self.queue = settings, queue
         # What /healthz reads: unauthorized at once, unreachable after `unreachable_after` s.
         self.health = ChannelHealth("telegram", unreachable_after=unreachable_after)
@@ -88,7 +89,7 @@ class TelegramBot:
         self.courier = Courier(self.application.bot, policy)
         self.sender = TelegramChannel(queue, self.courier, settings.chat_id, poll=outbox_poll,
                                       name=sender_name, people=settings.people)
-        self.deps = Deps(queue, settings, self.courier, self.sender, signal_config)
+        self.deps = Deps(queue, queue, settings, self.courier, self.sender, signal_config)
         self.application.bot_data[KEY] = self.deps
         register(self.application)
         self.poll_timeout = poll_timeout

@@ -46,10 +46,10 @@ from taskqueue import (
     Backoff,
     ListenerHub,
     Notification,
-    TaskQueue,
     default_worker_name,
     one_line,
 )
+from taskqueue.queues.channel import ChannelQueue
 
 log = logging.getLogger("signoff.telegram.delivery")
 
@@ -116,7 +116,7 @@ class TelegramChannel:
     """Run `run_once()` directly in tests; `run()` loops on NOTIFY, the next due row, or
     polling as the fallback."""
 
-    def __init__(self, queue: TaskQueue, courier: Courier, chat_id: int, *,
+    def __init__(self, queue: ChannelQueue, courier: Courier, chat_id: int, *,
                  name: str | None = None, batch: int = BATCH, lease: float = LEASE_SECONDS,
                  retry_base: float = RETRY_BASE_SECONDS, retry_max: float = RETRY_MAX_SECONDS,
                  poll: float = POLL_SECONDS, people: Mapping[int, str] | None = None) -> None:

@@ -9,19 +9,25 @@ from typing import Any
 from telegram import User
 from telegram.ext import ContextTypes
 
-from bot.telegram.config import TelegramSettings
 from bot.telegram.courier import Courier
 from bot.telegram.delivery import TelegramChannel
-from taskqueue import SignalConfig, TaskQueue
+from bot.telegram.config import TelegramSettings
+from taskqueue import SignalConfig
+from taskqueue.queues.channel import ChannelQueue
+from taskqueue.queues.operator import OperatorQueue
 
 KEY = "signoff"
 
 
 @dataclass
 class Deps:
-    """The bot's resources; `revising` maps (chat id, user id) to the approval owed a note."""
+    """The bot's resources; `revising` maps (chat id, user id) to the approval owed a note.
 
-    queue: TaskQueue
+    `queue` is what the chat decides, reads and redelivers with (people's part and the
+    outbox); `operator` is the same queue for /retry and /cancel, an operator's moves."""
+
+    queue: ChannelQueue
+    operator: OperatorQueue
     settings: TelegramSettings
     courier: Courier
     sender: TelegramChannel

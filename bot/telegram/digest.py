@@ -6,7 +6,7 @@ import logging
 
 from bot.telegram.courier import Courier
 from bot.telegram.views import digest_text
-from taskqueue import TaskQueue
+from taskqueue.queues.people import PeopleQueue
 
 log = logging.getLogger("signoff.telegram.digest")
 
@@ -14,7 +14,7 @@ log = logging.getLogger("signoff.telegram.digest")
 class NudgeDigest:
     """Sends the list of unanswered approvals, oldest first, when there are any."""
 
-    def __init__(self, queue: TaskQueue, courier: Courier, chat_id: int, *,
+    def __init__(self, queue: PeopleQueue, courier: Courier, chat_id: int, *,
                  max_items: int = 30) -> None:
         self.queue, self.courier, self.chat_id = queue, courier, chat_id
         self.max_items = max_items

@@ -117,9 +117,9 @@ async def _operator(update: Update, context: ContextTypes.DEFAULT_TYPE, verb: st
         return
     try:
         if verb == "retry":
-            task = await d.queue.task_retry(task_id, actor=d.who(user))
+            task = await d.operator.task_retry(task_id, actor=d.who(user))
         else:
-            task = await d.queue.task_cancel(task_id, actor=d.who(user),
+            task = await d.operator.task_cancel(task_id, actor=d.who(user),
                                              reason="cancelled from Telegram")
     except SignoffError as exc:
         await _reply(update, f"⚠️ {escape(exc)}")

@@ -11,7 +11,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from taskqueue import TaskQueue, migrate, parse_queries
+from taskqueue import migrate, parse_queries
+from taskqueue.queues.shared import SharedQueue
 
 CHANNEL = "telegram"
 OWNER = "telegram"
@@ -44,7 +45,7 @@ async def migrate_messages(dsn: str) -> list[str]:
 class MessageStore:
     """Reads and writes `telegram_messages` on the queue's pool."""
 
-    def __init__(self, queue: TaskQueue) -> None:
+    def __init__(self, queue: SharedQueue) -> None:
         self.queue = queue
 
     async def _one(self, name: str, params: dict[str, Any]) -> SentMessage | None:

@@ -31,6 +31,8 @@ from bot.web.sessions import PRE, PRE_COOKIE, SESSION, Session, SessionStorage, 
 from bot.web.settings import WebSettings
 from bot.web.store import AccountStore
 from taskqueue import SignalConfig, TaskQueue
+from taskqueue.queues.operator import OperatorQueue
+from taskqueue.queues.people import PeopleQueue
 
 log = logging.getLogger("signoff.web")
 # aiohttp-session 2.12 keeps its session under plain string request keys: harmless, and not
@@ -55,7 +57,11 @@ class WebApp:
 
     def __init__(self, queue: TaskQueue, settings: WebSettings | None = None, *,
                  signal_config: SignalConfig | None = None, telegram: bool = False) -> None:
-        self.queue = queue
+        # The service's one queue, seen as the pages use it: people's part for what they
+        # read and decide, and an operator's for the console's retry and cancel (task,
+        # bulk); the channel sees it as the outbox.
+        self.queue: PeopleQueue = queue
+        self.operator: OperatorQueue = queue
         self.settings = settings or WebSettings()
         self.signal_config = signal_config
         self.telegram = telegram

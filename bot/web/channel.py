@@ -14,7 +14,8 @@ import logging
 import uuid
 
 from bot.web.live import Live
-from taskqueue import NOTIFICATIONS_CHANNEL, ListenerHub, TaskQueue, default_worker_name
+from taskqueue import NOTIFICATIONS_CHANNEL, ListenerHub, default_worker_name
+from taskqueue.queues.outbox import OutboxQueue
 
 log = logging.getLogger("signoff.web.channel")
 
@@ -27,7 +28,7 @@ POLL_SECONDS = 30.0
 class WebChannel:
     """`run()` until cancelled; `run_once()` marks the owed rows (tests call it directly)."""
 
-    def __init__(self, queue: TaskQueue, live: Live, *, poll: float = POLL_SECONDS) -> None:
+    def __init__(self, queue: OutboxQueue, live: Live, *, poll: float = POLL_SECONDS) -> None:
         self.queue, self.live, self.poll = queue, live, poll
         self.name = f"web@{default_worker_name()}:{uuid.uuid4().hex[:6]}"
         self._wake = asyncio.Event()

@@ -16,7 +16,7 @@ from taskqueue.errors import Conflict
 from taskqueue.store.models import NewAttachment
 
 if TYPE_CHECKING:
-    from taskqueue.store.client import TaskQueue
+    from taskqueue.queues.asker import AskerQueue
 
 # Exit codes of `signoff ask --wait` for each way a request ends (0: approved).
 EXIT_CODES = {"approved": 0, "revised": 10, "skipped": 11, "expired": 12, "cancelled": 13,
@@ -38,7 +38,7 @@ class LocalAsker:
     """Asks through the database, as `asked_by`; a capability configured with a worker
     (mode pool or tick) is refused, as the API refuses it."""
 
-    def __init__(self, queue: TaskQueue, asked_by: str, modes: dict[str, str]) -> None:
+    def __init__(self, queue: AskerQueue, asked_by: str, modes: dict[str, str]) -> None:
         self.queue, self.asked_by, self.modes = queue, asked_by, modes
 
     async def park(self, capability: str, question: str, *, request: Any = None,

@@ -22,10 +22,11 @@ from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.config.settings import load_config
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
 from taskqueue.maintenance.signals import read_signals
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.store.checks import Limits
-from taskqueue.store.client import NewTask, TaskQueue
 from taskqueue.store.db import describe, resolve_dsn
 from taskqueue.store.migrate import migrate
+from taskqueue.store.models import NewTask
 
 UNSET: Any = object()
 

@@ -74,7 +74,7 @@ async def values(kind: str) -> list[str]:
 
 async def _capabilities() -> list[str]:
     from taskqueue.embedded import server as embedded
-    from taskqueue.store.client import TaskQueue
+    from taskqueue.queues.whole import TaskQueue
 
     dsn = os.environ.get("DATABASE_URL")
     if not dsn and not embedded.running():

@@ -23,10 +23,10 @@ from taskqueue.runtime.logsetup import LEVEL_ENV, LOG_FORMATS, LOG_LEVELS
 
 if TYPE_CHECKING:
     from taskqueue.http.server import ObservabilityServer
+    from taskqueue.queues.whole import TaskQueue
     from taskqueue.runtime.handler import Handler
     from taskqueue.runtime.runner import CapabilityRun
     from taskqueue.runtime.worker import WorkerConfig, WorkerPool
-    from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.worker")
 # A worker warns at start when no reaper ran for this long (s): three of a service's default

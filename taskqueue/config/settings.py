@@ -24,8 +24,8 @@ from taskqueue.config.section import remember_source
 from taskqueue.errors import ConfigError
 from taskqueue.maintenance.pruner import PrunerConfig
 from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.queues.operator import OperatorQueue
 from taskqueue.store.checks import DEFAULT_LIMITS, Limits
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Capability
 
 CONFIG_ENV = "SIGNOFF_CONFIG"
@@ -232,7 +232,7 @@ def _producer(c: Checker, k: KeyPath, raw: Any, tz: str) -> ProducerConfig:
                           cron, period)
 
 
-async def apply_capabilities(queue: TaskQueue, config: Config, *,
+async def apply_capabilities(queue: OperatorQueue, config: Config, *,
                              only: Iterable[str] | None = None) -> list[Capability]:
     """Write each configured capability's caps and timings (or only those named) to the
     database, and make the file's `[limits]` this queue's (the service and `signoff worker`

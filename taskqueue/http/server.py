@@ -35,8 +35,8 @@ from taskqueue.maintenance.channels import ChannelReport
 from taskqueue.maintenance.healthchecks import HealthCheck, database_check
 from taskqueue.maintenance.metrics import SCRAPE_TIMEOUT, QueueCollector, SliceDurations
 from taskqueue.maintenance.signals import SignalConfig
+from taskqueue.queues.maintenance import MaintenanceQueue
 from taskqueue.redact import redact
-from taskqueue.store.client import TaskQueue
 
 log = logging.getLogger("signoff.http")
 
@@ -48,7 +48,7 @@ class ObservabilityServer:
     """`await start()` serves on `listen` until `await stop()`; `observe_slice` is the
     WorkerConfig.on_slice observer feeding the handler-duration histogram."""
 
-    def __init__(self, queue: TaskQueue, listen: str, *,
+    def __init__(self, queue: MaintenanceQueue, listen: str, *,
                  signal_config: SignalConfig | None = None,
                  checks: Mapping[str, HealthCheck] | None = None,
                  timeout: float = SCRAPE_TIMEOUT,

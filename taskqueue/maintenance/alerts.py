@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 
 from taskqueue.maintenance.signals import SignalConfig, read_signals
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 
 log = logging.getLogger("signoff.alerts")
 
@@ -29,7 +29,7 @@ class IncidentAlert:
 
     NAME = "incident"
 
-    def __init__(self, queue: TaskQueue, config: SignalConfig | None = None) -> None:
+    def __init__(self, queue: MaintenanceQueue, config: SignalConfig | None = None) -> None:
         self.queue = queue
         self.config = config
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 from taskqueue.store.groups import groups_from_json, groups_missing
 from taskqueue.store.models import JSON
 
@@ -117,7 +117,7 @@ def _differs(record: dict[str, Any], row: dict[str, Any]) -> str:
     return f"the live {row['what']} row differs from the chain ({changes})"
 
 
-async def audit_verify(queue: TaskQueue) -> VerifyReport:
+async def audit_verify(queue: MaintenanceQueue) -> VerifyReport:
     """Recompute the chain and check the live rows against it."""
     chain, live = await queue.audit_read()
     problems, latest = check_chain(chain)
@@ -127,7 +127,7 @@ async def audit_verify(queue: TaskQueue) -> VerifyReport:
                         tuple(problems))
 
 
-async def audit_figures(queue: TaskQueue, since: datetime | None = None) -> JSON:
+async def audit_figures(queue: MaintenanceQueue, since: datetime | None = None) -> JSON:
     """The record's headline figures, each computed from the database."""
     raw = await queue.audit_figures_read(since)
     reasons: dict[str, dict[str, int]] = {}

@@ -25,7 +25,7 @@ from prometheus_client.utils import floatToGoString
 
 from taskqueue.errors import one_line
 from taskqueue.maintenance.signals import SignalConfig, read_signals
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 
 log = logging.getLogger("signoff.metrics")
 
@@ -52,7 +52,7 @@ class Snapshot:
 class QueueCollector(Collector):
     """Yields the database's figures of the last `refresh()`; call it before each scrape."""
 
-    def __init__(self, queue: TaskQueue, signal_config: SignalConfig | None = None, *,
+    def __init__(self, queue: MaintenanceQueue, signal_config: SignalConfig | None = None, *,
                  timeout: float = SCRAPE_TIMEOUT) -> None:
         self.queue, self.timeout = queue, timeout
         self.signal_config = signal_config or SignalConfig()

@@ -10,9 +10,9 @@ Unfinished tasks are never touched. Each statement deletes at most `batch` rows 
 without waiting (SKIP LOCKED), each in its own short transaction, so claims never wait.
 
 A run that deleted at least `vacuum_after` rows then runs VACUUM (ANALYZE) on the tables its
-deletes reached (TaskQueue.table_vacuum_pruned), so their space is reused at once rather than
-at autovacuum's next visit. A table PostgreSQL skips or fails to vacuum is one warning line;
-the run still reports its deletes.
+deletes reached (MaintenanceQueue.table_vacuum_pruned), so their space is reused at once
+rather than at autovacuum's next visit. A table PostgreSQL skips or fails to vacuum is one
+warning line; the run still reports its deletes.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 
 log = logging.getLogger("signoff.pruner")
 
@@ -83,7 +83,7 @@ class PruneReport:
 class Pruner:
     """Run `run_once()` daily (the scheduler does) or from `signoff prune`."""
 
-    def __init__(self, queue: TaskQueue, config: PrunerConfig | None = None, *,
+    def __init__(self, queue: MaintenanceQueue, config: PrunerConfig | None = None, *,
                  only: str | None = None) -> None:
         self.queue = queue
         self.config = config or PrunerConfig()

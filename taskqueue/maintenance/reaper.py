@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from taskqueue.maintenance.reminders import Reminders
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 from taskqueue.store.models import iso
 
 log = logging.getLogger("signoff.reaper")
@@ -50,7 +50,7 @@ class ReapReport:
 class Reaper:
     """Run `run_once()` on a timer (the scheduler does); tests call it directly."""
 
-    def __init__(self, queue: TaskQueue, config: ReaperConfig | None = None) -> None:
+    def __init__(self, queue: MaintenanceQueue, config: ReaperConfig | None = None) -> None:
         self.queue = queue
         self.config = config or ReaperConfig()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 
 log = logging.getLogger("signoff.reminders")
 
@@ -24,7 +24,7 @@ class Reminders:
     then an escalation to `escalate_to` past `escalate_after`; each exactly once, also
     when two runs overlap (the mark is taken under the approval's row lock)."""
 
-    def __init__(self, queue: TaskQueue) -> None:
+    def __init__(self, queue: MaintenanceQueue) -> None:
         self.queue = queue
 
     async def run_once(self) -> RemindReport:

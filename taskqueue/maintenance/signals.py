@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.shared import SharedQueue
 from taskqueue.store.models import iso
 
 
@@ -65,7 +65,7 @@ class Signals:
         }
 
 
-async def read_signals(queue: TaskQueue, config: SignalConfig | None = None) -> Signals:
+async def read_signals(queue: SharedQueue, config: SignalConfig | None = None) -> Signals:
     """Read every signal from one snapshot of the database."""
     cfg = config or SignalConfig()
     raw = await queue.signal_read(cfg.incident_age_hours * 3600, cfg.nudge_age_hours * 3600)

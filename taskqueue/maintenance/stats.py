@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from taskqueue.store.client import TaskQueue
+from taskqueue.queues.maintenance import MaintenanceQueue
 from taskqueue.store.models import JSON, iso
 
 __all__ = ["Stats", "read_stats"]
@@ -56,7 +56,7 @@ def _counts(rows: list[dict[str, Any]], key: str) -> dict[str, int]:
     return dict(pairs)
 
 
-async def read_stats(queue: TaskQueue, capability: str) -> Stats:
+async def read_stats(queue: MaintenanceQueue, capability: str) -> Stats:
     """Read the figures of `capability` in one snapshot."""
     raw = await queue.stats_read(capability)
     runs = raw["report_runs"] or {}

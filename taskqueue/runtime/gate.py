@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from taskqueue.errors import LeaseLost, SignoffError, human_time
+from taskqueue.queues.worker import WorkerQueue
 from taskqueue.runtime.crashpoints import Checkpoint
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.groups import groups_missing
 from taskqueue.store.models import JSON, GatedAction, GateView, Task
 from taskqueue.store.states import Decision, Status
@@ -152,7 +152,7 @@ class Gate:
     `field` is the request key that names the fingerprint (the park's request must carry
     `kind` and it); `checkpoint` is called at the steps verified, marked, acted, recorded."""
 
-    def __init__(self, queue: TaskQueue, task: Task, worker: str, kind: str, *,
+    def __init__(self, queue: WorkerQueue, task: Task, worker: str, kind: str, *,
                  field: str = "fingerprint", checkpoint: Checkpoint | None = None,
                  log: Any = None) -> None:
         self.queue, self.task, self.worker, self.kind, self.field = (

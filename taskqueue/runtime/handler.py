@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import ConfigError
+from taskqueue.queues.worker import WorkerQueue
 from taskqueue.runtime.crashpoints import Checkpoint
 from taskqueue.runtime.gate import Act, Gate, Gated, Verify
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import JSON, NewAttachment, Task
 
 
@@ -75,7 +75,7 @@ class TaskContext:
     """
 
     task: Task
-    queue: TaskQueue
+    queue: WorkerQueue
     worker: str
     lease: float | None = None
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from types import TracebackType
 
 from taskqueue.errors import TRANSIENT, LeaseLost, TaskNotFound, one_line
+from taskqueue.queues.worker import WorkerQueue
 from taskqueue.runtime.backoff import Backoff
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Task
 
 log = logging.getLogger("signoff.heartbeat")
@@ -33,7 +33,7 @@ class Heartbeat:
     only a lost lease (the reaper took the task, or it was cancelled) ends the heartbeat.
     """
 
-    def __init__(self, queue: TaskQueue, task: Task, worker: str, *, lease: float,
+    def __init__(self, queue: WorkerQueue, task: Task, worker: str, *, lease: float,
                  on_lost: Callable[[SignoffLeaseLoss], None] | None = None) -> None:
         self.queue = queue
         self.task = task

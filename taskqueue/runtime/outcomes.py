@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from taskqueue.errors import BadInput
+from taskqueue.queues.worker import WorkerQueue
 from taskqueue.store.batches import Completion, Failure, Releasing, SettledStatus
 from taskqueue.store.checks import check_delay, check_json
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.states import Status
 
 # Defaults: how long the first outcome waits for others (seconds), and a batch's size.
@@ -33,7 +33,7 @@ _Waiting = list[tuple[Any, "asyncio.Future[Status]"]]
 class OutcomeBuffer:
     """Batches the outcomes of one worker process; `await aclose()` before the pool closes."""
 
-    def __init__(self, queue: TaskQueue, *, flush_seconds: float = DEFAULT_FLUSH_SECONDS,
+    def __init__(self, queue: WorkerQueue, *, flush_seconds: float = DEFAULT_FLUSH_SECONDS,
                  max_batch: int = DEFAULT_MAX_BATCH,
                  in_flight: Callable[[], int] | None = None,
                  on_flush: Callable[[], None] | None = None) -> None:

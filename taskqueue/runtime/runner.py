@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
+from taskqueue.queues.worker import WorkerQueue
 from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.gate import ActionUncertain, NotApproved
 from taskqueue.runtime.handler import Done, Fail, Handler, Outcome, Park, Release, TaskContext
@@ -18,7 +19,6 @@ from taskqueue.runtime.heartbeat import Heartbeat
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.store.batches import Completion, Failure, Releasing
 from taskqueue.store.checks import MAX_ERROR_CHARS, MAX_TRACEBACK_CHARS
-from taskqueue.store.client import TaskQueue
 from taskqueue.store.models import Task
 from taskqueue.store.states import Status
 
@@ -94,7 +94,7 @@ def claimed_from(task: Task) -> str:
     return task.claimed_from.value if task.claimed_from is not None else "pending"
 
 
-async def claim_one(queue: TaskQueue, run: CapabilityRun, worker: str) -> Task | None:
+async def claim_one(queue: WorkerQueue, run: CapabilityRun, worker: str) -> Task | None:
     """Claim the next task of `run.capability` and log the transition."""
     task = await queue.task_claim(run.capability, worker, lease=run.lease)
     if task is not None:
@@ -102,7 +102,7 @@ async def claim_one(queue: TaskQueue, run: CapabilityRun, worker: str) -> Task |
     return task
 
 
-async def claim_many(queue: TaskQueue, run: CapabilityRun, worker: str, n: int, *,
+async def claim_many(queue: WorkerQueue, run: CapabilityRun, worker: str, n: int, *,
                      answered_only: bool = False) -> list[Task]:
     """Claim up to `n` tasks of `run.capability` in one statement and log each transition."""
     tasks = await queue.task_claim_many(run.capability, worker, n, lease=run.lease,
@@ -112,7 +112,7 @@ async def claim_many(queue: TaskQueue, run: CapabilityRun, worker: str, n: int, 
     return tasks
 
 
-async def run_slice(queue: TaskQueue, task: Task, run: CapabilityRun, worker: str,
+async def run_slice(queue: WorkerQueue, task: Task, run: CapabilityRun, worker: str,
                     stopping: Stopping | None = None,
                     outcomes: OutcomeBuffer | None = None) -> SliceReport:
     """Run one slice of a claimed task and apply its outcome under the claim's fence
@@ -175,7 +175,7 @@ async def _cancel(handler: asyncio.Task[Any], ctx: TaskContext) -> None:
         ctx.log.warning("handler ignored cancellation for %.0fs; abandoned", UNWIND_SECONDS)
 
 
-async def _finish(queue: TaskQueue, task: Task, worker: str, kind: str, value: Any,
+async def _finish(queue: WorkerQueue, task: Task, worker: str, kind: str, value: Any,
                   stopping: Stopping, outcomes: OutcomeBuffer | None) -> SliceReport:
     if kind == "error" and isinstance(value, LeaseLost | TaskNotFound):
         kind = "lease_lost"
@@ -217,7 +217,7 @@ class _ErrorFail(Fail):
     traceback: str | None = None
 
 
-async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
+async def _apply_with_retry(queue: WorkerQueue, task: Task, worker: str, outcome: Outcome,
                             kind: str, stopping: Stopping,
                             outcomes: OutcomeBuffer | None = None) -> Status | None:
     """Apply the outcome; while the database is away, retry (the claim token fences it)."""
@@ -244,7 +244,7 @@ async def _apply_with_retry(queue: TaskQueue, task: Task, worker: str, outcome: 
             outcome, kind = Fail(f"invalid outcome: {exc}"), "error"
 
 
-async def _apply(queue: TaskQueue, task: Task, worker: str, outcome: Outcome,
+async def _apply(queue: WorkerQueue, task: Task, worker: str, outcome: Outcome,
                  kind: str, outcomes: OutcomeBuffer | None = None) -> Status:
     fence: dict[str, Any] = {"claim": task.claim}
     batched = _batched(task, worker, outcome, kind) if outcomes is not None else None

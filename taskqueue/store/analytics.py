@@ -1,4 +1,5 @@
-"""TaskQueue's decision analytics: who answers what, how fast, and what expires."""
+"""The queue's analytics: who answers what, how fast, and what expires; and a
+capability's pipeline figures (its counts, stages and its producer's reports)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def _row(r: dict[str, Any]) -> DecisionStats:
 
 
 class AnalyticsMixin(QueueBase):
-    """Read-only figures on the people's side of the loop."""
+    """Read-only figures: the people's side of the loop, and each capability's pipeline."""
 
     async def decision_stats(self, *, since: datetime | None = None,
                              until: datetime | None = None,
@@ -79,3 +80,23 @@ class AnalyticsMixin(QueueBase):
         async with self.pool.connection() as conn:
             found = await self._all(conn, "decision_stats", params)
         return [_row(r) for r in found]
+
+    # -- a capability's pipeline ------------------------------------------------------
+
+    async def stats_read(self, capability: str) -> dict[str, Any]:
+        """One capability's pipeline figures, read in one snapshot."""
+        params = {"capability": capability}
+        async with self._snapshot() as conn:
+            now = await self._one(conn, "stats_now", {})
+            out: dict[str, Any] = {"read_at": now["read_at"] if now else None}
+            for name in ("status_counts", "stage_counts", "skip_reasons", "report_reasons"):
+                out[name] = await self._all(conn, f"stats_{name}", params)
+            out["report_runs"] = await self._one(conn, "stats_report_runs", params)
+        return out
+
+    async def stats_report_postings(self, capability: str, *, runs: int = 1
+                                    ) -> list[dict[str, Any]]:
+        """The `postings` items of the capability's latest `runs` producer reports."""
+        async with self.pool.connection() as conn:
+            return await self._all(conn, "stats_report_postings",
+                                   {"capability": capability, "runs": runs})

@@ -1,4 +1,5 @@
-"""The base of TaskQueue: its pool, one transaction per call, and running named queries."""
+"""The base of every part of the queue (taskqueue/queues/): its pool, one transaction per call,
+and running named queries."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ class Pipelined:
 
 
 class QueueBase:
-    """What every part of TaskQueue shares; only these helpers execute SQL."""
+    """What every part of the queue shares; only these helpers execute SQL."""
 
     def __init__(self, pool: AsyncConnectionPool[Conn], *,
                  max_attachment_bytes: int = DEFAULT_LIMITS.max_attachment_bytes,

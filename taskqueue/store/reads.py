@@ -1,4 +1,6 @@
-"""TaskQueue's reading methods and capability settings, each named like its query."""
+"""The reads behind what people look at: a task's card and detail, the inbox's approvals,
+the task list and its search, the queue's summary and the capabilities' settings; each
+method is named like its query."""
 
 from __future__ import annotations
 
@@ -6,14 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
-from taskqueue.errors import ApprovalNotFound, BadInput, NotFound, TaskNotFound
+from taskqueue.errors import ApprovalNotFound, BadInput, TaskNotFound
 from taskqueue.store import rows
 from taskqueue.store.base import QueueBase
-from taskqueue.store.checks import check_capability, check_setting, check_status
-from taskqueue.store.groups import check_groups
-from taskqueue.store.models import Approval, Attachment, Capability, Task, TaskDetail
+from taskqueue.store.checks import check_status
+from taskqueue.store.models import Approval, Capability, Task, TaskDetail
 from taskqueue.store.queries import query
 from taskqueue.store.states import Status
 
@@ -42,18 +41,9 @@ MAX_SEARCH_TEXT = 200
 
 
 class ReadsMixin(QueueBase):
-    """Tasks, approvals and attachments as rows; capability settings; pipeline figures."""
+    """Tasks, approvals and capability settings as rows, each read in one transaction."""
 
     # -- reading -------------------------------------------------------------------
-
-    async def task_get(self, task_id: int) -> Task:
-        """One task with its latest approval."""
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "task_get", {"id": task_id})
-            if row is None:
-                raise TaskNotFound(f"no such task: {task_id}")
-            approvals = await self._latest_approvals(conn, [task_id])
-        return rows.task_from_row(row, approvals.get(task_id))
 
     async def task_detail(self, task_id: int) -> TaskDetail:
         """A task, all its approvals (oldest first) and its events."""
@@ -188,14 +178,6 @@ class ReadsMixin(QueueBase):
             found = await self._all(conn, "approval_list_open", {})
             return await self._approvals(conn, found)
 
-    async def attachment_get(self, attachment_id: int) -> Attachment:
-        """One attachment with its bytes."""
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "attachment_get", {"id": attachment_id})
-        if row is None:
-            raise NotFound(f"no such attachment: {attachment_id}")
-        return rows.attachment_from_row(row)
-
     async def queue_summary(self) -> list[dict[str, Any]]:
         """Per capability and status: count and the oldest claimable task's time."""
         async with self.pool.connection() as conn:
@@ -215,54 +197,4 @@ class ReadsMixin(QueueBase):
             return [rows.capability_from_row(r)
                     for r in await self._all(conn, "capability_list", {})]
 
-    async def capability_set(self, capability: str, **changes: Any) -> Capability:
-        """Change some settings of a capability; the others keep their values."""
-        check_capability(capability)
-        known = set(Capability.__dataclass_fields__) - {"capability"}
-        if unknown := set(changes) - known:
-            raise BadInput(f"unknown capability setting: {', '.join(sorted(unknown))}")
-        for key, value in changes.items():
-            check_setting(key, value)
-        async with self._tx() as conn:
-            if "day_timezone" in changes:
-                ok = await self._one(conn, "timezone_exists", {"tz": changes["day_timezone"]})
-                if not (ok and ok["ok"]):
-                    raise BadInput(f"unknown time zone: {changes['day_timezone']}")
-            await conn.execute(query("capability_lock"), {"capability": capability})
-            row = await self._one(conn, "capability_get", {"capability": capability})
-            current = rows.capability_from_row(row) if row else Capability(capability)
-            merged = current.to_json() | changes
-            groups = check_groups(merged["approval_groups"])
-            merged["approval_groups"] = Jsonb([g.to_json() for g in groups]) if groups else None
-            saved = await self._one(conn, "capability_put", merged)
-        assert saved is not None
-        return rows.capability_from_row(saved)
-
     # -- stats --------------------------------------------------------------------------
-
-    async def stats_read(self, capability: str) -> dict[str, Any]:
-        """One capability's pipeline figures, read in one snapshot."""
-        params = {"capability": capability}
-        async with self._snapshot() as conn:
-            now = await self._one(conn, "stats_now", {})
-            out: dict[str, Any] = {"read_at": now["read_at"] if now else None}
-            for name in ("status_counts", "stage_counts", "skip_reasons", "report_reasons"):
-                out[name] = await self._all(conn, f"stats_{name}", params)
-            out["report_runs"] = await self._one(conn, "stats_report_runs", params)
-        return out
-
-    async def stats_report_postings(self, capability: str, *, runs: int = 1
-                                    ) -> list[dict[str, Any]]:
-        """The `postings` items of the capability's latest `runs` producer reports."""
-        async with self.pool.connection() as conn:
-            return await self._all(conn, "stats_report_postings",
-                                   {"capability": capability, "runs": runs})
-
-    async def task_dedupe_known(self, capability: str, keys: Sequence[str]) -> set[str]:
-        """Which of `keys` a task of `capability` holds as its dedupe key, in any status."""
-        if not keys:
-            return set()
-        async with self.pool.connection() as conn:
-            found = await self._all(conn, "task_dedupe_known",
-                                    {"capability": capability, "keys": list(keys)})
-        return {r["dedupe_key"] for r in found}

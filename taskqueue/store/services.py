@@ -1,5 +1,5 @@
-"""TaskQueue's methods for the background services: the reaper's rescues and expiries,
-the pruner's deletes and VACUUM, the reaper's run log, and the figures behind the signals."""
+"""The background services' methods: the reaper's rescues and expiries, the pruner's
+deletes and VACUUM, the reaper's run log, and the figures behind /metrics."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from psycopg import sql
 
 from taskqueue.errors import one_line
 from taskqueue.redact import redact
-from taskqueue.store import rows
-from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, QueueBase, jsonb
-from taskqueue.store.models import JSON, ProducerRun
+from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, QueueBase
 from taskqueue.store.queries import query
 
 # The tables a prune's deletes reach: `tasks` and `approval_attachments` (task_prune_many,
@@ -25,7 +23,7 @@ PRUNED_TABLES = ("tasks", "task_events", "approvals", "approval_attachments", "a
 
 
 class ServicesMixin(QueueBase):
-    """Called by the maintenance services and the producer runtime, not by workloads."""
+    """Called by the maintenance services, not by workloads."""
 
     # -- background services ---------------------------------------------------------
 
@@ -88,11 +86,6 @@ class ServicesMixin(QueueBase):
         async with self.pool.connection() as conn:
             return await self._one(conn, "reaper_run_latest", {})
 
-    async def database_ping(self) -> bool:
-        """True when the database answers a query (the health check)."""
-        async with self.pool.connection() as conn:
-            return await self._one(conn, "database_ping", {}) is not None
-
     async def metrics_read(self, decision_buckets: Sequence[float] = ()) -> dict[str, Any]:
         """The figures behind /metrics, read in one snapshot: tasks by capability and
         status, claimable ones, open approvals, decisions (with the time to decide
@@ -109,46 +102,7 @@ class ServicesMixin(QueueBase):
                 "reaper": await self._one(conn, "metrics_reaper", {}),
             }
 
-    async def signal_read(self, incident_age: float, nudge_age: float) -> dict[str, Any]:
-        """The raw figures behind the signals, read in one snapshot."""
-        async with self._snapshot() as conn:
-            incident = await self._one(conn, "signal_incident", {"age_seconds": incident_age})
-            nudge = await self._one(conn, "signal_nudge", {"age_seconds": nudge_age})
-            counts = await self._one(conn, "signal_counts", {})
-            reaper = await self._one(conn, "reaper_run_latest", {})
-        return {"incident": incident, "nudge": nudge, "counts": counts, "reaper": reaper}
-
     # -- producer runs -------------------------------------------------------------------
-
-    async def producer_run_begin(self, capability: str, producer: str, period: str,
-                                 runner: str, *, lease: float) -> ProducerRun | None:
-        """Take the period for `runner`; None when it finished or a live runner holds it."""
-        async with self._tx() as conn:
-            row = await self._one(conn, "producer_run_begin", {
-                "capability": capability, "producer": producer, "period": period,
-                "runner": runner, "lease": lease})
-        return rows.producer_run_from_row(row) if row else None
-
-    async def producer_run_finish(self, run: ProducerRun, *, created: int, existing: int,
-                                  report: JSON | None) -> ProducerRun | None:
-        """Record the run's counts and report; None when another runner took it over."""
-        async with self._tx() as conn:
-            row = await self._one(conn, "producer_run_finish", {
-                "id": run.id, "runner": run.runner, "created": created, "existing": existing,
-                "report": jsonb(report, "the producer's report")})
-        return rows.producer_run_from_row(row) if row else None
-
-    async def producer_run_abandon(self, run: ProducerRun) -> None:
-        """Give an unfinished period back at once (the producer raised)."""
-        async with self._tx() as conn:
-            await self._all(conn, "producer_run_abandon", {"id": run.id, "runner": run.runner})
-
-    async def producer_run_get(self, capability: str, producer: str,
-                               period: str) -> ProducerRun | None:
-        async with self.pool.connection() as conn:
-            row = await self._one(conn, "producer_run_get", {
-                "capability": capability, "producer": producer, "period": period})
-        return rows.producer_run_from_row(row) if row else None
 
 
 async def _vacuum_all(conn: psycopg.AsyncConnection[Any]) -> dict[str, str | None]:

@@ -39,7 +39,7 @@ def test_every_public_name_resolves_and_is_listed() -> None:
     for name in taskqueue.__all__:
         assert getattr(taskqueue, name) is not None, name
     assert set(taskqueue.__all__) <= set(dir(taskqueue))
-    assert taskqueue.TaskQueue.__module__ == "taskqueue.store.client"
+    assert taskqueue.TaskQueue.__module__ == "taskqueue.queues.whole"
     try:
         taskqueue.NoSuchName  # noqa: B018
     except AttributeError as exc:
@@ -73,7 +73,7 @@ def test_help_and_completion_still_list_the_plugins_commands() -> None:
 def test_a_public_name_that_is_also_a_module_is_the_function() -> None:
     # `taskqueue.redact` is a submodule and `taskqueue.redact` the function: importing the
     # submodule first (as the store does) must not leave the module in the function's place.
-    found = _loaded("import json\nimport taskqueue.store.client\n"
+    found = _loaded("import json\nimport taskqueue.queues.whole\n"
                     "from taskqueue import redact, secret_register\n"
                     "secret_register('hush-hush-42')\n"
                     "print(json.dumps(redact('a hush-hush-42 b')))")

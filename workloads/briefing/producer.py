@@ -10,13 +10,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from taskqueue import Config, ConfigError, ProducerContext, TaskQueue
+from taskqueue import Config, ConfigError, ProducerContext
+from taskqueue.queues.producer import ProducerQueue
 from workloads.briefing.settings import load_settings
 
 __all__ = ["check_config", "daily"]
 
 
-async def daily(queue: TaskQueue, context: ProducerContext) -> dict[str, Any]:
+async def daily(queue: ProducerQueue, context: ProducerContext) -> dict[str, Any]:
     """Enqueue the briefing of the period's day (`workloads.briefing.producer:daily`)."""
     day = _day(context.period)
     done = await context.enqueue({"day": day.isoformat(), "title": f"Daily briefing {day}"})

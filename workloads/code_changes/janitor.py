@@ -21,7 +21,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskqueue import ProducerContext, Status, TaskNotFound, TaskQueue
+from taskqueue import ProducerContext, Status, TaskNotFound
+from taskqueue.queues.producer import ProducerQueue
 from workloads.code_changes.git import GitError, git
 from workloads.code_changes.settings import CodeSettings, load_settings
 from workloads.code_changes.workspace import Workspace
@@ -41,14 +42,14 @@ class JanitorReport:
     branches: list[int] = field(default_factory=list)
 
 
-async def janitor(queue: TaskQueue, ctx: ProducerContext) -> JanitorReport:
+async def janitor(queue: ProducerQueue, ctx: ProducerContext) -> JanitorReport:
     """The producer entry point: clean up after the finished tasks of `ctx.capability`."""
     report = await run_janitor(queue, load_settings(), ctx.capability)
     ctx.log.info("janitor removed worktrees=%s branches=%s", report.worktrees, report.branches)
     return report
 
 
-async def _finished(queue: TaskQueue, task_id: int, capability: str,
+async def _finished(queue: ProducerQueue, task_id: int, capability: str,
                     seen: dict[int, bool]) -> bool:
     if task_id not in seen:
         try:
@@ -59,7 +60,7 @@ async def _finished(queue: TaskQueue, task_id: int, capability: str,
     return seen[task_id]
 
 
-async def run_janitor(queue: TaskQueue, settings: CodeSettings,
+async def run_janitor(queue: ProducerQueue, settings: CodeSettings,
                       capability: str = "code_changes") -> JanitorReport:
     """One pass over the workspace; returns what was removed."""
     ws = Workspace(settings.workspace, settings.branch_prefix, settings.git_timeout)

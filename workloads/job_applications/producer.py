@@ -15,7 +15,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from taskqueue import ProducerContext, TaskQueue
+from taskqueue import ProducerContext
+from taskqueue.queues.producer import ProducerQueue
 from workloads.job_applications.board_jobs import with_stated_pay
 from workloads.job_applications.boards import Posting, fetch_all
 from workloads.job_applications.codec import payload_for
@@ -55,7 +56,7 @@ class ScrapeReport:
         return asdict(self)
 
 
-async def nightly_scrape(queue: TaskQueue, context: ProducerContext) -> ScrapeReport:
+async def nightly_scrape(queue: ProducerQueue, context: ProducerContext) -> ScrapeReport:
     """The producer (`workloads.job_applications.producer:nightly_scrape`)."""
     settings = load_settings()
     report = await scrape(queue, settings, load_profile(settings.profile),
@@ -77,7 +78,7 @@ async def _filter(settings: JobSettings, profile: Profile, postings: tuple[Posti
     return kept, rejections
 
 
-async def scrape(queue: TaskQueue, settings: JobSettings, profile: Profile, *,
+async def scrape(queue: ProducerQueue, settings: JobSettings, profile: Profile, *,
                  capability: str, actor: str = "producer:scrape") -> ScrapeReport:
     """One run: fetch, filter, rank, enqueue the top new postings; returns the report."""
     fetched = await fetch_all(settings.boards, timeout=settings.board_timeout)
@@ -136,7 +137,7 @@ def _entry(posting: Posting, outcome: str, reasons: list[str], score: int | None
             "task_id": task_id}
 
 
-async def _enqueue(queue: TaskQueue, capability: str, item: Ranked, actor: str,
+async def _enqueue(queue: ProducerQueue, capability: str, item: Ranked, actor: str,
                    report: ScrapeReport) -> None:
     # The score is the priority, so the best posting is drafted first.
     done = await queue.task_enqueue(capability, payload_for(item), dedupe_key=item.key,

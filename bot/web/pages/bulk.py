@@ -60,7 +60,7 @@ async def run(app: WebApp, action: str, ids: list[int], actor: str) -> Outcome:
     """Each task moved in its own transaction, by the same rules as the CLI's retry and
     cancel: a task another actor moved first is refused, never moved twice."""
     outcome = Outcome(action)
-    move = app.queue.task_retry if action == "retry" else app.queue.task_cancel
+    move = app.operator.task_retry if action == "retry" else app.operator.task_cancel
     for task_id in ids:
         try:
             await move(task_id, actor=actor)

@@ -45,9 +45,9 @@ async def move(request: web.Request) -> web.Response:
     actor = app.decider(request)
     try:
         if call == "retry":
-            await app.queue.task_retry(task_id, actor=actor)
+            await app.operator.task_retry(task_id, actor=actor)
         else:
-            await app.queue.task_cancel(task_id, actor=actor)
+            await app.operator.task_cancel(task_id, actor=actor)
     except TaskNotFound:
         raise web.HTTPNotFound() from None
     except Conflict as exc:

@@ -15,7 +15,8 @@ from aiohttp import web
 from bot.web.app import web_app
 from bot.web.pages.base import EXT, context
 from bot.web.render import as_json, html, wants_json
-from taskqueue import BadInput, Status, Task, TaskQueue
+from taskqueue import BadInput, Status, Task
+from taskqueue.queues.people import PeopleQueue
 
 PAGE = 50
 SORTS = {"newest": "Newest first", "oldest": "Oldest first", "updated": "Last changed first"}
@@ -102,7 +103,7 @@ def cursor(task: Task, sort: str) -> str:
     return f"{task.id}.{seconds * 1_000_000 + at.microsecond}"
 
 
-async def matching(queue: TaskQueue, filters: Filters, after: tuple[int, datetime] | None,
+async def matching(queue: PeopleQueue, filters: Filters, after: tuple[int, datetime] | None,
                    limit: int) -> list[Task]:
     return await queue.task_search(**filters.search_args(), after=after, limit=limit)
 

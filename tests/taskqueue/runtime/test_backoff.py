@@ -33,7 +33,7 @@ SLEEPS = Counter({
     ("bot/telegram/delivery.py", "asyncio.sleep(delay)"): 1,  # Backoff (_durably)
     ("taskqueue/cli/remote.py", "asyncio.sleep(backoff.next())"): 1,  # Backoff (ask --url)
     # Not retries after an error:
-    ("taskqueue/store/client.py", "asyncio.sleep(0.01)"): 1,  # a dedupe key's race
+    ("taskqueue/store/producing.py", "asyncio.sleep(0.01)"): 1,  # a dedupe key's race
     ("taskqueue/embedded/server.py", "time.sleep(0.2)"): 1,  # our own server's start-up
     ("bot/scheduler.py", "asyncio.sleep(0)"): 1,  # one turn of the loop
     ("bot/telegram/delivery.py", "asyncio.sleep(self.lease / 3)"): 2,  # the claims' renewal
