@@ -9,9 +9,9 @@ from typing import Any
 from telegram import User
 from telegram.ext import ContextTypes
 
+from bot.telegram.config import TelegramSettings
 from bot.telegram.courier import Courier
 from bot.telegram.delivery import TelegramChannel
-from bot.telegram.config import TelegramSettings
 from taskqueue import SignalConfig
 from taskqueue.queues.channel import ChannelQueue
 from taskqueue.queues.operator import OperatorQueue

@@ -1,5 +1,5 @@
 """`@require_approval(queue, capability, question)`: an agent framework's tool function
-that runs only once a person approved it (AskerQueue.ask), and at most once per key."""
+that runs only once a person approved it (TaskQueue.ask), and at most once per key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar, cast
 
 from taskqueue.errors import SignoffError
-from taskqueue.queues.asker import AskerQueue
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.store.requests import AskedRequest
 
 P = ParamSpec("P")
@@ -25,7 +25,7 @@ class NotSignedOff(SignoffError):
         self.request = request
 
 
-def require_approval(queue: AskerQueue | Callable[[], AskerQueue], capability: str,
+def require_approval(queue: TaskQueue | Callable[[], TaskQueue], capability: str,
                      question: str | Callable[..., str], *,
                      key: Callable[..., str] | None = None, wait: float | None = None,
                      asked_by: str = "python"
@@ -39,7 +39,7 @@ def require_approval(queue: AskerQueue | Callable[[], AskerQueue], capability: s
     def decorate(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         @functools.wraps(fn)
         async def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
-            q = queue() if callable(queue) and not isinstance(queue, AskerQueue) else queue
+            q = queue() if callable(queue) and not isinstance(queue, TaskQueue) else queue
             text = question(*args, **kwargs) if callable(question) else question.format(
                 **kwargs)
             asked = await q.ask(capability, text, request=_arguments(fn, args, kwargs),

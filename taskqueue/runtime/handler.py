@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import ConfigError
-from taskqueue.queues.worker import WorkerQueue
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.runtime.crashpoints import Checkpoint
 from taskqueue.runtime.gate import Act, Gate, Gated, Verify
 from taskqueue.store.models import JSON, NewAttachment, Task
@@ -75,7 +75,7 @@ class TaskContext:
     """
 
     task: Task
-    queue: WorkerQueue
+    queue: TaskQueue
     worker: str
     lease: float | None = None
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)

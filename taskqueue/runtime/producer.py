@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from taskqueue.queues.producer import ProducerQueue
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.runtime.periods import canonical_period, period_of
 from taskqueue.runtime.worker import default_worker_name
 from taskqueue.store.models import JSON, Enqueued
@@ -23,7 +23,7 @@ class ProducerContext:
     each task by period so a second run of the same period (another instance, a restart)
     inserts nothing."""
 
-    queue: ProducerQueue
+    queue: TaskQueue
     name: str
     capability: str
     period: str
@@ -52,7 +52,7 @@ class ProducerContext:
         return done
 
 
-Producer = Callable[[ProducerQueue, ProducerContext], Awaitable[Any]]
+Producer = Callable[[TaskQueue, ProducerContext], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class ProducerJob:
     (a restart, a second instance, `signoff produce`) enqueues nothing and stores no
     second report."""
 
-    def __init__(self, queue: ProducerQueue, name: str, capability: str, producer: Producer, *,
+    def __init__(self, queue: TaskQueue, name: str, capability: str, producer: Producer, *,
                  period: str = "day", timezone: str = "UTC", runner: str | None = None,
                  lease: float = DEFAULT_RUN_LEASE) -> None:
         self.queue = queue

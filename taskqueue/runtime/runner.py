@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskqueue.errors import TRANSIENT, BadInput, LeaseLost, TaskNotFound
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.queues.worker import WorkerQueue
 from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.gate import ActionUncertain, NotApproved
@@ -112,7 +113,7 @@ async def claim_many(queue: WorkerQueue, run: CapabilityRun, worker: str, n: int
     return tasks
 
 
-async def run_slice(queue: WorkerQueue, task: Task, run: CapabilityRun, worker: str,
+async def run_slice(queue: TaskQueue, task: Task, run: CapabilityRun, worker: str,
                     stopping: Stopping | None = None,
                     outcomes: OutcomeBuffer | None = None) -> SliceReport:
     """Run one slice of a claimed task and apply its outcome under the claim's fence

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from taskqueue.queues.worker import WorkerQueue
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.runtime.runner import CapabilityRun, Stopping, claim_one, run_slice
 from taskqueue.store.states import Status
 
@@ -25,7 +25,7 @@ class TickReport:
 class Tick:
     """Every N minutes the scheduler calls `run_once()`: one claim, at most one slice."""
 
-    def __init__(self, queue: WorkerQueue, run: CapabilityRun, worker: str,
+    def __init__(self, queue: TaskQueue, run: CapabilityRun, worker: str,
                  stopping: Stopping | None = None) -> None:
         self.queue = queue
         self.run = run

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from taskqueue.errors import TRANSIENT, one_line
-from taskqueue.queues.worker import WorkerQueue
+from taskqueue.queues.whole import TaskQueue
 from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.listener import Listener
 from taskqueue.runtime.outcomes import OutcomeBuffer
@@ -90,7 +90,7 @@ class WorkerPool:
     one claim statement per capability; it wakes on NOTIFY, on a slice ending, or by
     polling. Outcomes are applied in batches (OutcomeBuffer)."""
 
-    def __init__(self, queue: WorkerQueue, runs: Sequence[CapabilityRun],
+    def __init__(self, queue: TaskQueue, runs: Sequence[CapabilityRun],
                  config: WorkerConfig | None = None, *, dsn: str | None = None) -> None:
         if not runs:
             raise ValueError("a worker pool needs at least one capability")

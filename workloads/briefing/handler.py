@@ -8,7 +8,7 @@ its message (a crash between the send and the save) before sending.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import Any, cast
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from taskqueue import (
@@ -56,14 +56,6 @@ def _result(b: Briefing, r: Rendered) -> dict[str, Any]:
             "items": r.items}
 
 
-def _whole(ctx: TaskContext) -> TaskQueue:
-    """The queue as the briefing uses it. A handler sees its queue as a WorkerQueue, and the
-    briefing needs more: people's reads, the signals and the decision analytics for the
-    day, and the outbox to send through. The worker hands every handler the one TaskQueue
-    the service built; this says so, for this workload only."""
-    return cast(TaskQueue, ctx.queue)
-
-
 async def _sent_before(queue: TaskQueue, task_id: int) -> int | None:
     """The id of a message this task already put in the outbox, if any."""
     rows = await queue.notification_list(task_id=task_id, kind="message")
@@ -79,7 +71,7 @@ async def handle(task: Task, ctx: TaskContext) -> Outcome:
     """`workloads.briefing.handler:handle`: one slice sends the day's briefing once."""
     if (sent := ctx.state.get("notification_id")) is not None:
         return Done({**ctx.state.get("result", {}), "notification_id": sent})
-    if (earlier := await _sent_before(_whole(ctx), task.id)) is not None:
+    if (earlier := await _sent_before(ctx.queue, task.id)) is not None:
         ctx.log.info("briefing already in the outbox notification=%s: not sending again",
                      earlier)
         await _stage(ctx, "sent", notification_id=earlier, recovered=True)
@@ -90,12 +82,12 @@ async def handle(task: Task, ctx: TaskContext) -> Outcome:
     except ValueError:
         return Fail(f"payload.day must be a date (YYYY-MM-DD), not {task.payload.get('day')!r}",
                     retryable=False)
-    briefing, rendered = await compose(_whole(ctx), day)
+    briefing, rendered = await compose(ctx.queue, day)
     result = _result(briefing, rendered)
     await ctx.save_state({"result": result})
     await _stage(ctx, "gathered", **{k: result[k] for k in ("succeeded", "failed")})
     await env_checkpoint("send.before")
-    notification_id = await _whole(ctx).notification_send(
+    notification_id = await ctx.queue.notification_send(
         rendered.subject, rendered.text, html=rendered.html, task_id=task.id)
     await env_checkpoint("send.after")
     await ctx.save_state({"result": result, "notification_id": notification_id})
