@@ -17,7 +17,7 @@ import pytest
 
 from tests.bot.fake_telegram import FakeTelegram
 from tests.taskqueue.cli_helpers import closed_port
-from tests.taskqueue.maintenance.test_requestlog import send_garbage
+from tests.taskqueue.http.test_requestlog import send_garbage
 from tests.taskqueue.worker_helpers import ROOT, wait_for
 
 pytestmark = pytest.mark.slow
