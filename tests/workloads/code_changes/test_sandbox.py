@@ -269,6 +269,13 @@ time.sleep(300)
 """
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone already
+        return b""
+
+
 def _marked(mark: str) -> list[int]:
     needle = f"{MARK_ENV}={mark}".encode()
     found = []
@@ -315,7 +322,13 @@ async def test_kill_9_of_the_worker_takes_the_whole_sandbox_with_it(
     args = json.dumps([argv, str(worktree), str(runs / "a.log"), agent_env(settings), mark])
     parent = subprocess.Popen([sys.executable, "-c", PARENT, args], cwd=ROOT)
     try:
-        await wait_for(lambda: _true(len(_marked(mark)) >= 3), timeout=20)  # bwrap, agent, child
+        # Once the agent's child runs, pasta, both bwraps, the agent and the child all do,
+        # each with its death signal set. (Counting 3 marked processes could catch pasta's
+        # child before bwrap set its own, under load: a worker killed in those milliseconds
+        # leaves the sandbox to workspace.kill_marked, run before the task's next attempt.)
+        await wait_for(lambda: _true(any(b"time.sleep(300)" in _cmdline(p)
+                                         for p in _marked(mark))), timeout=20)
+        assert len(_marked(mark)) >= 3  # pasta or bwrap, the agent, its child
         parent.kill()
         assert await asyncio.to_thread(parent.wait, 10) == -9
         await wait_for(lambda: _true(not _marked(mark)), timeout=20)
