@@ -17,7 +17,7 @@ from taskqueue.store import rows
 from taskqueue.store.checks import DEFAULT_LIMITS, Limits, check_json
 from taskqueue.store.models import Approval, Attachment
 from taskqueue.store.queries import query
-from taskqueue.store.schema import newer_schema, refuse_newer
+from taskqueue.store.schema_guard import newer_schema, refuse_newer
 
 TASKS_CHANNEL = "signoff_tasks"
 APPROVALS_CHANNEL = "signoff_approvals"
@@ -62,7 +62,7 @@ class QueueBase:
         self.limits = Limits(max_json_bytes=max_json_bytes, max_json_depth=max_json_depth,
                              max_attachment_bytes=max_attachment_bytes)
         # The database's newest migration when this client does not know it (found at
-        # connect): deciding, claiming and parking are then refused (store/schema.py).
+        # connect): deciding, claiming and parking are then refused (store/schema_guard.py).
         self.schema_newer: str | None = None
 
     def schema_check_writable(self) -> None:

@@ -11,7 +11,7 @@ import pytest
 from taskqueue import Decision, SchemaTooNew, ServerTooOld, Status, TaskQueue
 from taskqueue.store import db
 from taskqueue.store.db import check_reachable
-from taskqueue.store.schema import known_version
+from taskqueue.store.schema_guard import known_version
 
 from ..cli_helpers import ERROR, OK, Cli
 from ..factories import CAP, claimed, enqueue, parked, sql, value
