@@ -10,7 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from taskqueue import BadInput, Conflict, NotFound, TaskQueue, resolve_dsn
+from bot.cli_tables import opened
+from taskqueue import BadInput, Conflict, NotFound
 
 if TYPE_CHECKING:
     from bot.api.store import TokenStore
@@ -61,10 +62,8 @@ async def token_store() -> AsyncIterator[TokenStore]:
     """The tokens of the CLI's database (the API's table made when missing)."""
     from bot.api.store import TokenStore, migrate_tokens
 
-    dsn = resolve_dsn()
-    await migrate_tokens(dsn)
-    async with TaskQueue.connect(dsn, min_size=1, max_size=1) as queue:
-        yield TokenStore(queue.pool)
+    async with opened(migrate_tokens, TokenStore) as store:
+        yield store
 
 
 async def token_add_cmd(args: Any) -> int:

@@ -13,7 +13,8 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from taskqueue import BadInput, Conflict, NotFound, TaskQueue, load_config, resolve_dsn
+from bot.cli_tables import opened
+from taskqueue import BadInput, Conflict, NotFound, load_config
 
 if TYPE_CHECKING:
     from bot.web.store import AccountStore
@@ -85,10 +86,8 @@ async def account_store() -> AsyncIterator[AccountStore]:
     """The accounts of the CLI's database (its web tables made when missing)."""
     from bot.web.store import AccountStore, migrate_accounts
 
-    dsn = resolve_dsn()
-    await migrate_accounts(dsn)
-    async with TaskQueue.connect(dsn, min_size=1, max_size=1) as queue:
-        yield AccountStore(queue.pool)
+    async with opened(migrate_accounts, AccountStore) as store:
+        yield store
 
 
 async def user_add_cmd(args: Any) -> int:
