@@ -15,7 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.service import Service
+from bot.service import Service, TelegramFactory
 from taskqueue import Status, TaskQueue, load_config
 from tests.taskqueue.cli_helpers import count
 from tests.taskqueue.worker_helpers import ROOT, wait_for, wait_status
@@ -131,19 +131,28 @@ class FailingTelegram(StubTelegram):
         raise RuntimeError("the channel's client broke while stopping")
 
 
+async def _running(service: Service, stubs: list[StubTelegram]) -> asyncio.Task[int]:
+    """`service.run()` in a task, once its Telegram stand-in has started."""
+    run = asyncio.create_task(service.run())
+    await wait_for(lambda: asyncio.sleep(0, bool(stubs) and stubs[0].calls == ["start"]),
+                   timeout=20)
+    return run
+
+
+def _stand_in(kind: type[StubTelegram], stubs: list[StubTelegram]) -> TelegramFactory:
+    def factory(service: Service) -> StubTelegram:
+        stubs.append(kind(service))
+        return stubs[0]
+    return factory
+
+
 async def test_a_part_that_fails_to_stop_is_named_the_others_stop_and_run_exits_1(
         dsn: str, config_file: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="signoff")
     stubs: list[StubTelegram] = []
-
-    def factory(service: Service) -> StubTelegram:
-        stubs.append(FailingTelegram(service))
-        return stubs[0]
-
-    service = Service(load_config(config_file, env={}), dsn=dsn, telegram=factory)
-    run = asyncio.create_task(service.run())
-    await wait_for(lambda: asyncio.sleep(0, service.scheduler is not None and bool(stubs)
-                                         and stubs[0].calls == ["start"]), timeout=20)
+    service = Service(load_config(config_file, env={}), dsn=dsn,
+                      telegram=_stand_in(FailingTelegram, stubs))
+    run = await _running(service, stubs)
     pool_runs = list(service._pool_runs)
     service.request_stop()
     assert await asyncio.wait_for(run, 30) == 1
@@ -160,15 +169,9 @@ async def test_a_part_that_fails_to_stop_is_named_the_others_stop_and_run_exits_
 
 async def test_a_clean_stop_still_returns_0(dsn: str, config_file: Path) -> None:
     stubs: list[StubTelegram] = []
-
-    def factory(service: Service) -> StubTelegram:
-        stubs.append(StubTelegram(service))
-        return stubs[0]
-
-    service = Service(load_config(config_file, env={}), dsn=dsn, telegram=factory)
-    run = asyncio.create_task(service.run())
-    await wait_for(lambda: asyncio.sleep(0, bool(stubs) and stubs[0].calls == ["start"]),
-                   timeout=20)
+    service = Service(load_config(config_file, env={}), dsn=dsn,
+                      telegram=_stand_in(StubTelegram, stubs))
+    run = await _running(service, stubs)
     service.request_stop()
     assert await asyncio.wait_for(run, 30) == 0
     assert service.stop_failures == [] and service.queue is None
