@@ -1,7 +1,7 @@
 """What people use: decide, and the reads behind what they look at (a card, the inbox, a
 task's page, the task list, the queue's summary), with their passkeys and signing links.
 
-The chat and web channels (bot/telegram, bot/web) see the queue as this and the outbox."""
+The chat and web channels see the queue as this and the outbox."""
 
 from __future__ import annotations
 
