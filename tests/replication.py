@@ -1,6 +1,7 @@
 """PostgreSQL servers of a test's own, on free ports: a primary and a synchronous standby
 for the failover tests (initdb, pg_basebackup -R, `promote` when the test says), or one
-server with settings the shared one must not change (a small max_connections)."""
+server with settings the shared one must not change (a small max_connections), which a test
+may crash and start again."""
 
 from __future__ import annotations
 
@@ -95,26 +96,52 @@ def primary_and_standby(*, synchronous: bool = True) -> Iterator[Pair]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class Server:
+    """A server of the test's own that the test can crash and start again."""
+
+    data: Path
+    port: int
+    bin_dir: Path
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def crash(self) -> None:
+        """An immediate stop: connections cut, WAL not yet written is lost, as in a crash."""
+        _as_postgres(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
+                     "stop")
+
+    def start(self) -> None:
+        _as_postgres(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l",
+                     str(self.data.parent / "data.log"), "-w", "start")
+
+
 @contextlib.contextmanager
-def private_server(extra: str = "", *, bin_dir: Path = BIN) -> Iterator[str]:
+def own_server(extra: str = "", *, bin_dir: Path = BIN) -> Iterator[Server]:
     """One PostgreSQL server of the test's own (the system's 15, or the programs in
-    `bin_dir`; settings `extra` added to its config), stopped and removed after; its admin
-    URL."""
+    `bin_dir`; settings `extra` added to its config), stopped and removed after."""
     folder = Path(tempfile.mkdtemp(prefix="signoff-pg-", dir="/tmp"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
-    port, data = free_port(), folder / "data"
+    server = Server(folder / "data", free_port(), bin_dir)
     try:
-        _as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-                     "--no-sync")
-        with (data / "postgresql.conf").open("a") as f:
-            f.write(SETTINGS.format(port=port, folder=folder) + extra)
-        _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-l",
-                     str(folder / "data.log"), "-w", "start")
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        _as_postgres(str(bin_dir / "initdb"), "-D", str(server.data), "-A", "trust", "-U",
+                     "postgres", "--no-sync")
+        with (server.data / "postgresql.conf").open("a") as f:
+            f.write(SETTINGS.format(port=server.port, folder=folder) + extra)
+        server.start()
+        yield server
     finally:
-        if (data / "postmaster.pid").exists():
+        if (server.data / "postmaster.pid").exists():
             with contextlib.suppress(subprocess.SubprocessError):
-                _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                             "stop")
+                server.crash()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_server(extra: str = "", *, bin_dir: Path = BIN) -> Iterator[str]:
+    """One PostgreSQL server of the test's own (see own_server); its admin URL."""
+    with own_server(extra, bin_dir=bin_dir) as server:
+        yield server.dsn

@@ -32,4 +32,11 @@ SELECT (c.claimed_task).*, c.claimed_from AS old_status,
                          ORDER BY v.decided_at, v.person)
         FROM approval_votes v
         WHERE v.approval_id = (c.latest_approval).id) AS ap_votes
-FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s, %(answered_only)s) c;
+FROM signoff_claim(%(capability)s, %(worker)s, %(lease)s, %(n)s, %(answered_only)s) c
+     -- The claim commits without waiting for its WAL flush (docs/semantics.md, "Claims
+     -- commit without waiting for the disk"): a claim lost in a server crash runs again, as
+     -- after a worker's crash. set_config(..., true) lasts only to the end of this
+     -- statement's own transaction: nothing after it on the connection (nor PgBouncer's
+     -- next client) inherits it, and decisions, gate markers and completions stay
+     -- synchronous; their flush makes every earlier claim durable too.
+     CROSS JOIN set_config('synchronous_commit', 'off', true) AS async_commit;
