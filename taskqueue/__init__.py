@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         secret_register_environment,
     )
     from taskqueue.runtime.approval import NotSignedOff, require_approval
+    from taskqueue.runtime.approval_waker import ApprovalWaker
     from taskqueue.runtime.backoff import Backoff, full_jitter
     from taskqueue.runtime.command import CommandError, CommandResult, kill_group, run_command
     from taskqueue.runtime.crashpoints import Checkpoint, env_crash_points
@@ -158,6 +159,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'ActionUncertain': ('taskqueue.runtime.gate', 'ActionUncertain'),
     'AlertReport': ('taskqueue.maintenance.alerts', 'AlertReport'),
     'AlreadyActed': ('taskqueue.runtime.gate', 'AlreadyActed'),
+    'ApprovalWaker': ('taskqueue.runtime.approval_waker', 'ApprovalWaker'),
     'AlreadyApproved': ('taskqueue.errors', 'AlreadyApproved'),
     'AlreadyDecided': ('taskqueue.errors', 'AlreadyDecided'),
     'Approval': ('taskqueue.store.models', 'Approval'),
@@ -359,6 +361,7 @@ __all__ = [
     "Approval",
     "ApprovalExpired",
     "ApprovalNotFound",
+    "ApprovalWaker",
     "ApproverGroup",
     "AskedRequest",
     "AskerQueue",

@@ -17,8 +17,7 @@ from bot.api.errors import ApiError, from_core, json_response
 from bot.api.ratelimit import TokenBuckets
 from bot.api.settings import ApiSettings
 from bot.api.store import PREFIX, Token, TokenStore
-from bot.api.waker import Waker
-from taskqueue import TRANSIENT, SignoffError, TaskQueue, secret_register
+from taskqueue import TRANSIENT, ApprovalWaker, SignoffError, TaskQueue, secret_register
 from taskqueue.queues.asker import AskerQueue
 from taskqueue.queues.people import PeopleQueue
 from taskqueue.queues.worker import WorkerQueue
@@ -79,7 +78,7 @@ class ApiApp:
         self.buckets = TokenBuckets(self.settings.rate_per_minute, self.settings.burst)
         self.routes: dict[Any, Route] = {}
         conninfo = queue.pool.conninfo
-        self.waker = Waker(conninfo if isinstance(conninfo, str) else None)
+        self.waker = ApprovalWaker(conninfo if isinstance(conninfo, str) else None)
 
     @property
     def bounds(self) -> Bounds:
@@ -93,7 +92,13 @@ class ApiApp:
             added = app.router.add_route(route.method, path, route.handler)
             self.routes[added] = route
         app.middlewares.append(self._middleware)
+        app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
+
+    async def _startup(self, app: web.Application) -> None:
+        # Listening from the start: the first long-poll after a restart hears its decision
+        # at once instead of at its once-a-second read.
+        await self.waker.listen()
 
     async def _cleanup(self, app: web.Application) -> None:
         await self.waker.close()

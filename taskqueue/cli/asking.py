@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from taskqueue.cli.remote import URL_ENV, RemoteQueue
 from taskqueue.config.settings import load_config
 from taskqueue.errors import Conflict
+from taskqueue.runtime.approval_waker import ApprovalWaker
 from taskqueue.store.models import NewAttachment
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ class LocalAsker:
     """Asks through the database, as `asked_by`; a capability configured with a worker
     (mode pool or tick) is refused, as the API refuses it."""
 
-    def __init__(self, queue: AskerQueue, asked_by: str, modes: dict[str, str]) -> None:
+    def __init__(self, queue: AskerQueue, asked_by: str, modes: dict[str, str],
+                 waker: ApprovalWaker | None = None) -> None:
         self.queue, self.asked_by, self.modes = queue, asked_by, modes
+        self.waker = waker
 
     async def park(self, capability: str, question: str, *, request: Any = None,
                    attachments: Iterable[NewAttachment] = (),
@@ -56,9 +59,15 @@ class LocalAsker:
         return asked.to_json() | {"created": created}
 
     async def wait(self, request_id: int, timeout: float | None) -> dict[str, Any]:
+        # A decision wakes the wait through NOTIFY (listening before the first read, so
+        # none is missed); without a waker it reads the request four times a second.
+        changed = None
+        if self.waker is not None:
+            await self.waker.listen()
+            changed = self.waker.changed
         while True:
             found = await self.queue.request_wait(request_id, 60 if timeout is None
-                                                  else timeout)
+                                                  else timeout, changed=changed)
             if timeout is not None or not found.is_open:
                 return found.to_json()
 
@@ -88,4 +97,9 @@ async def open_asker(url: str | None, config: str | None, asked_by: str
     cfg = load_config(config, imports=False)
     modes = {name: cap.mode for name, cap in cfg.capabilities.items()}
     async with open_queue(max_size=2, limits=cfg.limits) as queue:
-        yield LocalAsker(queue, asked_by, modes)
+        conninfo = queue.pool.conninfo
+        waker = ApprovalWaker(conninfo if isinstance(conninfo, str) else None)
+        try:
+            yield LocalAsker(queue, asked_by, modes, waker)
+        finally:
+            await waker.close()

@@ -41,7 +41,8 @@ SLEEPS = Counter({
     ("taskqueue/runtime/leadership.py",
      "asyncio.sleep(self.check_every if self.is_leader else self.try_every)"): 1,
     ("taskqueue/store/requests.py", "asyncio.sleep(min(WAIT_POLL_SECONDS, left))"): 1,  # a poll
-    ("bot/api/waker.py", "asyncio.sleep(min(seconds, 0.25))"): 1,  # a long-poll's poll
+    # a decision waiter's poll, when its DSN is computed
+    ("taskqueue/runtime/approval_waker.py", "asyncio.sleep(min(seconds, 0.25))"): 1,
     ("taskqueue/runtime/command.py", "asyncio.sleep(every)"): 1,  # an outside command's heartbeats
     # the API's own Retry-After, honoured (at most a minute)
     ("taskqueue/cli/remote.py", "asyncio.sleep(min(float(found['retry_after']), 60))"): 1,
