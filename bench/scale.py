@@ -9,7 +9,7 @@ among them and 100,000 open approvals (bench/scale_load.py writes them), then, i
 4. `signoff prune --older-than DAYS` over the oldest `--prune` finished tasks (last: it
    deletes them).
 
-    python -m bench.scale                  # the issue's sizes (load alone: minutes)
+    python -m bench.scale                  # the issue's sizes: about an hour, 13 GB
     python -m bench.scale --quick          # a smoke run of a few seconds
 
 Each figure carries its goal, `met`, and the command line that gives it. Exit 1 when the
@@ -250,8 +250,10 @@ async def measure(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m bench.scale",
-                                description=(__doc__ or "").split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.scale", description=(
+        "Issue 44's scale goals in one database: load the finished tasks, decisions and "
+        "open approvals, then time the claim, the Tasks and inbox pages, `signoff stats "
+        "--decisions` and `signoff prune`, each beside its goal; JSON on stdout."))
     p.add_argument("--finished", type=positive, help="finished tasks (10000000)")
     p.add_argument("--open-approvals", type=positive, help="open approvals (100000)")
     p.add_argument("--decisions", type=positive,
@@ -259,7 +261,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--claims", type=positive, help="claims timed, and bare ones (1000)")
     p.add_argument("--prune", type=positive, help="oldest finished tasks pruned (100000)")
     p.add_argument("--runs", type=positive, help="runs of each page and command (7)")
-    p.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny sizes (2000, 100, 500, …), for a smoke run")
     p.add_argument("--no-checkpoint", action="store_true",
                    help="no CHECKPOINT after the load (it is server-wide)")
     database_options(p, DATABASE)
