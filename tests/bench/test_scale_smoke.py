@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import psycopg
 import pytest
 
 from bench import scale, scale_web
-from bench.database import database_create, database_drop
-from bench.scale_load import Sizes, chunks, load
+from bench.database import database_drop, dsn_for
+from bench.scale_load import chunks
 from taskqueue import Decision, Status, TaskQueue
 from tests.conftest import ADMIN_DSN
 
@@ -32,15 +33,26 @@ def _gone(name: str) -> bool:
                             (name,)).fetchone() is None
 
 
-def test_each_figure_has_its_goal_and_the_database_is_dropped() -> None:
+def test_each_figure_has_its_goal_and_the_load_reads_back_as_the_queues_own() -> None:
+    # One database for both (--keep, dropped here): a DROP DATABASE waits for a checkpoint,
+    # seconds to minutes on a busy machine.
     name = _name()
-    doc = asyncio.run(scale.main(["--dsn", ADMIN_DSN, "--database", name, "--quick",
-                                  "--no-checkpoint"]))
+    try:
+        doc = asyncio.run(scale.main(["--dsn", ADMIN_DSN, "--database", name, "--quick",
+                                      "--no-checkpoint", "--keep"]))
+        _check_figures(doc)
+        asyncio.run(_check_history(dsn_for(ADMIN_DSN, name)))
+    finally:
+        asyncio.run(database_drop(ADMIN_DSN, name))
+    assert _gone(name)
 
-    assert doc["exactly_once"] is True and _gone(name)
+
+def _check_figures(doc: dict[str, Any]) -> None:
+    assert doc["exactly_once"] is True
     assert doc["sizes"] == scale.QUICK
     assert doc["load"]["counts"] == {"finished": 2000, "parked": 100, "decided": 500,
                                      "open": 100, "votes": 375, "owed": 0}
+    assert doc["load"]["decided_every"] == 4
     assert {t["name"] for t in doc["load"]["tables"]} >= {"tasks", "task_events", "approvals"}
     assert set(doc["met"]) == set(FIGURES)
     for figure in FIGURES:
@@ -64,29 +76,23 @@ def test_each_figure_has_its_goal_and_the_database_is_dropped() -> None:
     assert prune["report"]["tasks"] >= 400 and prune["per_s"] > 0
 
 
-async def test_the_load_reads_back_as_the_queues_own_history() -> None:
-    name = _name()
-    dsn = await database_create(ADMIN_DSN, name)
-    try:
-        loaded = await load(dsn, Sizes(400, 100, 10, ("mail", "vm")), checkpoint=False)
-        assert loaded["complete"] and loaded["decided_every"] == 4
-        async with TaskQueue.connect(dsn) as q:
-            approved = await q.task_detail(4)  # approval 1: k % 20 == 1, an approve
-            assert approved.task.status is Status.SUCCEEDED
-            approval = approved.approvals[0]
-            assert approval.decision is Decision.APPROVED
-            assert [(v.by, v.counted) for v in approval.approvals] == [(approval.decided_by,
-                                                                        True)]
-            assert [e.kind for e in approved.events] == [
-                "enqueued", "claimed", "parked", "notified", "decided", "notified", "claimed",
-                "completed"]
-            open_ids = await q.approval_list_open_ids()
-            assert open_ids == list(range(101, 111))
-            decided = await q.approval_decide(open_ids[0], Decision.APPROVED, "alice")
-            assert not decided.is_open
-            assert (await q.task_get(decided.task_id)).status is Status.APPROVED
-    finally:
-        await database_drop(ADMIN_DSN, name)
+async def _check_history(dsn: str) -> None:
+    """A decided task as `signoff show` reads it (task 1000, past the pruned oldest: its
+    approval 250 is an approve), and an open approval that a person can still decide."""
+    async with TaskQueue.connect(dsn) as q:
+        approved = await q.task_detail(1000)
+        assert approved.task.status is Status.SUCCEEDED
+        approval = approved.approvals[0]
+        assert approval.id == 250 and approval.decision is Decision.APPROVED
+        assert [(v.by, v.counted) for v in approval.approvals] == [(approval.decided_by, True)]
+        assert [e.kind for e in approved.events] == [
+            "enqueued", "claimed", "parked", "notified", "decided", "notified", "claimed",
+            "completed"]
+        open_ids = await q.approval_list_open_ids()
+        assert open_ids == list(range(501, 601))
+        decided = await q.approval_decide(open_ids[0], Decision.APPROVED, "alice")
+        assert not decided.is_open
+        assert (await q.task_get(decided.task_id)).status is Status.APPROVED
 
 
 def test_chunks_cover_every_row_once() -> None:
