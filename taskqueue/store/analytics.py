@@ -10,6 +10,7 @@ from typing import Any
 from taskqueue.store.base import QueueBase
 from taskqueue.store.checks import check_capability
 from taskqueue.store.models import JSON
+from taskqueue.store.queries import query
 
 __all__ = ["AnalyticsMixin", "DecisionStats"]
 
@@ -77,8 +78,11 @@ class AnalyticsMixin(QueueBase):
         if capability is not None:
             check_capability(capability)
         params = {"since": since, "until": until, "capability": capability}
-        async with self.pool.connection() as conn:
-            found = await self._all(conn, "decision_stats", params)
+        # One transaction: its first statement turns JIT off for the second (the query's
+        # comment says why). Unprepared, so the window's bounds are constants in its plan.
+        async with self._tx() as conn:
+            await self._all(conn, "decision_stats_plan", {})
+            found = await self._all_unprepared(conn, query("decision_stats"), params)
         return [_row(r) for r in found]
 
     # -- a capability's pipeline ------------------------------------------------------
