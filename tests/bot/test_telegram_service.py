@@ -79,6 +79,10 @@ api_base_url = "{url}"
 """
 
 
+# The service's parts that listen: two pools, the delivery, the web channel, the API's waker.
+PARTS = 5
+
+
 def _texts(fake: FakeTelegram, word: str) -> list[str]:
     return [c.params["text"] for c in fake.calls_to("sendMessage") if word in c.params["text"]]
 
@@ -102,14 +106,15 @@ async def test_the_service_holds_one_listen_connection_for_its_pools_and_deliver
     await service.start()
     try:
         hub = ListenerHub.shared(dsn)
-        # Two pools, the Telegram delivery and the web channel (the inbox is served by
-        # default), all on the one connection.
-        await wait_for(lambda: _all_listening(hub, 4))
+        # Two pools, the Telegram delivery, the web channel (the inbox is served by
+        # default) and the API's decision waker (it listens from the start), all on the one
+        # connection.
+        await wait_for(lambda: _all_listening(hub, PARTS))
         assert len(listener_backends(dsn)) == 1
         await _woken(queue, fake, "mail", "first")
         assert terminate_listener(dsn) == 1
         await wait_for(lambda: _async(hub.connections == 2))
-        await wait_for(lambda: _all_listening(hub, 4))
+        await wait_for(lambda: _all_listening(hub, PARTS))
         assert len(listener_backends(dsn)) == 1
         await _woken(queue, fake, "post", "second")
     finally:
