@@ -41,8 +41,7 @@ from bench.scale_load import Sizes, load
 from bench.scale_web import served_pages
 from bench.task_list import CAPABILITIES, page_ms
 from bot.web.app import WebApp
-from bot.web.pages.cards import card
-from bot.web.pages.inbox import page_of
+from bot.web.pages.inbox import PAGE, page_cards
 from taskqueue import TaskQueue
 
 log = logging.getLogger("signoff.bench")
@@ -123,13 +122,10 @@ async def tasks_page_figure(q: TaskQueue, runs: int) -> dict[str, Any]:
 
 async def inbox_reads(app: WebApp) -> tuple[int, int]:
     """The reads of the inbox's first page, as bot/web/pages/inbox.py's inbox() makes
-    them (without the template): (open approvals, cards)."""
-    open_ = await app.queue.approval_list_open_ids()
-    shown, _ = page_of(open_, None)
-    approvals = [a for a in await app.queue.approval_get_many(shown) if a.is_open]
-    tasks = {t.id: t for t in await app.queue.task_get_many([a.task_id for a in approvals])}
-    cards = [await card(app, a, tasks.get(a.task_id)) for a in approvals]
-    return len(open_), len(cards)
+    them for `/` (without the template): (open approvals, cards)."""
+    shown, _ = await app.queue.approval_list_open_page(None, PAGE)
+    total = await app.queue.approval_count_open()
+    return total, len(await page_cards(app, shown))
 
 
 async def inbox_figure(q: TaskQueue, dsn: str, runs: int) -> dict[str, Any]:

@@ -946,6 +946,10 @@ CREATE INDEX approval_votes_person_idx ON public.approval_votes USING btree (low
 
 CREATE INDEX approvals_decided_by_idx ON public.approvals USING btree (lower(decided_by), task_id);
 
+-- Name: approvals_inbox_idx; Type: INDEX
+
+CREATE INDEX approvals_inbox_idx ON public.approvals USING btree (created_at, id) INCLUDE (task_id) WHERE (decision IS NULL);
+
 -- Name: approvals_open_idx; Type: INDEX
 
 CREATE INDEX approvals_open_idx ON public.approvals USING btree (expires_at) WHERE (decision IS NULL);

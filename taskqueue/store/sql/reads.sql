@@ -51,6 +51,89 @@ WHERE a.decision IS NULL AND t.status = 'needs_approval'
   AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
 ORDER BY a.created_at, a.id;
 
+-- name: approval_list_open_jit_off
+-- Before the page's statements, in its transaction only (the `true`: SET LOCAL). The
+-- planner costs each of them as a walk of the whole index (it cannot tell how soon the
+-- probes fill a page), past jit_above_cost: JIT compiled them for 10 to 140 ms, where the
+-- walk takes under one.
+SELECT set_config('jit', 'off', true);
+
+-- name: approval_list_open_start
+-- Where the inbox's page after approval `after` starts, as a key (created_at, id): right
+-- after `after` while it is open (id + 1: ids are integers, so ">" becomes ">="); once it
+-- was decided, at the first open approval, in the inbox's order, with a greater id. No
+-- row: no open approval comes after it. "Open" as in approval_list_open_page.
+WITH open_after AS (
+    SELECT a.created_at, a.id + 1 AS id FROM approvals a
+    WHERE a.id = %(after)s AND a.decision IS NULL
+      AND (SELECT t.status FROM tasks t WHERE t.id = a.task_id) = 'needs_approval'
+      AND (SELECT max(n.id) FROM approvals n WHERE n.task_id = a.task_id) = a.id
+)
+SELECT created_at, id FROM open_after
+UNION ALL
+(SELECT a.created_at, a.id FROM approvals a
+ WHERE a.id > %(after)s AND a.decision IS NULL
+   AND (SELECT t.status FROM tasks t WHERE t.id = a.task_id) = 'needs_approval'
+   AND (SELECT max(n.id) FROM approvals n WHERE n.task_id = a.task_id) = a.id
+   AND NOT EXISTS (SELECT 1 FROM open_after)
+ ORDER BY a.created_at, a.id
+ LIMIT 1);
+
+-- name: approval_list_open_page
+-- One page of approval_list_open_ids: the open approvals from the key (created_at, id)
+-- `start_at, start_id` on, read in order from approvals_inbox_idx (migration 0028) and
+-- stopped at the page's end. Open is approval_list_open's rule (undecided, its task
+-- parked, its task's latest), written as two probes for each approval read (its task's
+-- status, its task's latest approval id) so that the plan is always this walk: as joins,
+-- the planner's guess of the rows in the key's range (thousands, from the created_at
+-- histogram, for a page's 25) chose a hash join that read every task.
+SELECT a.id FROM approvals a
+WHERE a.decision IS NULL
+  AND (a.created_at, a.id) >= (%(start_at)s::timestamptz, %(start_id)s::bigint)
+  AND (SELECT t.status FROM tasks t WHERE t.id = a.task_id) = 'needs_approval'
+  AND (SELECT max(n.id) FROM approvals n WHERE n.task_id = a.task_id) = a.id
+ORDER BY a.created_at, a.id
+LIMIT %(limit)s;
+
+-- name: approval_count_undecided_before
+-- The undecided approvals before the key (created_at, id), and all of them: from the
+-- index alone, no probes (about 10 ms at 100,000), so a page's position is counted from the
+-- nearer end (ReadsMixin._open_before).
+SELECT count(*) FILTER (
+           WHERE (created_at, id) < (%(start_at)s::timestamptz, %(start_id)s::bigint)
+       ) AS before,
+       count(*) AS total
+FROM approvals WHERE decision IS NULL;
+
+-- name: approval_count_open_before
+-- The open approvals before the key (created_at, id), with approval_list_open_page's two
+-- probes for each undecided approval there: it costs what the page's depth is.
+SELECT count(*) AS n FROM approvals a
+WHERE a.decision IS NULL
+  AND (a.created_at, a.id) < (%(start_at)s::timestamptz, %(start_id)s::bigint)
+  AND (SELECT t.status FROM tasks t WHERE t.id = a.task_id) = 'needs_approval'
+  AND (SELECT max(n.id) FROM approvals n WHERE n.task_id = a.task_id) = a.id;
+
+-- name: approval_count_open_from
+-- The open approvals from the key (created_at, id) on, likewise: it costs what is left
+-- after the page's start.
+SELECT count(*) AS n FROM approvals a
+WHERE a.decision IS NULL
+  AND (a.created_at, a.id) >= (%(start_at)s::timestamptz, %(start_id)s::bigint)
+  AND (SELECT t.status FROM tasks t WHERE t.id = a.task_id) = 'needs_approval'
+  AND (SELECT max(n.id) FROM approvals n WHERE n.task_id = a.task_id) = a.id;
+
+-- name: approval_count_open
+-- How many approvals approval_list_open_ids lists, counted as the parked tasks: a parked
+-- task has exactly one open approval, its latest. A task enters needs_approval only with a
+-- new approval, in one transaction (task_park with approval_insert, an ask's
+-- request_task_insert with request_approval_insert), and an approval is decided only while
+-- it is its parked task's latest, in the transaction that moves the task out
+-- (approval_decide with task_after_decision, approval_expire_many; a partial four-eyes
+-- approve leaves it undecided). An index-only scan of tasks_active_idx: the list's join
+-- and NOT EXISTS would cost two index probes an approval (about 100 ms at 100,000).
+SELECT count(*) AS n FROM tasks WHERE status = 'needs_approval';
+
 -- name: approval_get_many
 SELECT * FROM approvals WHERE id = ANY(%(ids)s);
 

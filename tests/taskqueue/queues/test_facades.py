@@ -28,15 +28,17 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# TaskQueue's public names before the split (dir(TaskQueue) on store/client.py's class).
+# TaskQueue's public names before the split (dir(TaskQueue) on store/client.py's class),
+# and those added since (approval_count_open, approval_list_open_page: the inbox's page).
 BEFORE = _names("""
-    alert_state_change approval_decide approval_decide_for_task approval_escalate_due
-    approval_expire_many approval_get approval_get_many approval_list_open
-    approval_list_open_ids approval_remind_due approval_signed_people ask attachment_get
-    attachment_prune_many audit_figures_read audit_read capability_get capability_list
-    capability_set connect database_ping decision_stats event_insert gated_action_check
-    gated_action_drop gated_action_finish gated_action_list gated_action_restart
-    gated_action_start max_attachment_bytes metrics_read notification_backlog
+    alert_state_change approval_count_open approval_decide approval_decide_for_task
+    approval_escalate_due approval_expire_many approval_get approval_get_many
+    approval_list_open approval_list_open_ids approval_list_open_page approval_remind_due
+    approval_signed_people ask attachment_get attachment_prune_many audit_figures_read
+    audit_read capability_get capability_list capability_set connect database_ping
+    decision_stats event_insert gated_action_check gated_action_drop gated_action_finish
+    gated_action_list gated_action_restart gated_action_start max_attachment_bytes
+    metrics_read notification_backlog
     notification_channel_register notification_claim notification_list
     notification_mark_delivered notification_next_due notification_redeliver
     notification_release notification_renew notification_send notification_wake passkey_add
@@ -72,8 +74,9 @@ ROLES: dict[type, frozenset[str]] = {
         ask request_done request_find request_get request_park request_wait
     """),
     PeopleQueue: _names("""
-        approval_decide approval_decide_for_task approval_get approval_get_many
-        approval_list_open approval_list_open_ids approval_signed_people capability_get
+        approval_count_open approval_decide approval_decide_for_task approval_get
+        approval_get_many approval_list_open approval_list_open_ids approval_list_open_page
+        approval_signed_people capability_get
         capability_list passkey_add passkey_get passkey_list passkey_remove queue_summary
         signing_link signing_link_set task_detail task_get_many task_list task_list_finished
         task_search
