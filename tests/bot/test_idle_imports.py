@@ -1,7 +1,7 @@
 """An idle service holds none of its workloads' and channels' big libraries (issue 26, goal 8):
 `python -m bot` with the example config (every workload configured, Telegram on the fake Bot
 API, the web inbox on) has checked every workload's config at start, yet has not imported
-Playwright, pyVmomi, libvirt, Jinja2, pypdf or pypdfium2. Each workload loads them when it
+Playwright, pyVmomi, libvirt, Jinja2, pypdf, pypdfium2, Pygments or rich. Each workload loads them when it
 first runs; the workloads' own tests run those first slices (tests/workloads).
 
 The service runs the example's copy with its producers' crons and digest time moved twelve
@@ -29,10 +29,10 @@ from tests.bot.fake_telegram import FakeTelegram
 from tests.timing import WAIT
 
 ROOT = Path(__file__).resolve().parents[2]
-# Top-level packages. Pygments is left out: in a venv with the dev tools, httpx (under
-# python-telegram-bot) imports it for its own command line whenever click is installed.
+# Top-level packages. Pygments and rich too: httpx (under python-telegram-bot) would import
+# them for its own command line whenever click is installed, which bot/__init__.py stops.
 HEAVY = ("playwright", "greenlet", "pyVmomi", "pyVim", "libvirt", "jinja2", "pypdf",
-         "pypdfium2")
+         "pypdfium2", "pygments", "rich")
 
 # `python -m bot`'s own main(), its Service.start wrapped to report the loaded packages
 # once the service has started and idled a moment, then to stop it as SIGTERM would.
