@@ -62,6 +62,7 @@ from bench.resume import (
     STEP_TIMEOUT,
     bulk_rate,
     feeder_process,
+    load_options,
     until,
     worker_process,
 )
@@ -394,10 +395,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help=f"decisions timed in each figure ({DECISIONS})")
     p.add_argument("--settle", type=float, default=SETTLE,
                    help=f"the longest an asker waits before its decision, s ({SETTLE:g})")
-    p.add_argument("--bulk-ms", type=float, default=BULK_MS,
-                   help=f"each bulk task's work in ms ({BULK_MS:g})")
-    p.add_argument("--concurrency", type=positive, default=LOAD_CONCURRENCY,
-                   help=f"the worker's slots ({LOAD_CONCURRENCY})")
+    load_options(p)
     p.add_argument("--backlog", type=positive, default=BACKLOG,
                    help=f"bulk tasks the feeder keeps pending ({BACKLOG})")
     p.add_argument("--warm-up", type=float, default=WARM_UP,

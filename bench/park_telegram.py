@@ -65,6 +65,7 @@ from bench.resume import (
     ROOT,
     bulk_rate,
     feeder_process,
+    load_options,
     until,
     worker_process,
 )
@@ -330,10 +331,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     database_options(p, "signoff_bench_park_telegram")
     p.add_argument("--parks", type=positive, default=PARKS, help="parks timed (200)")
-    p.add_argument("--bulk-ms", type=float, default=BULK_MS,
-                   help="each bulk task's work in ms (5)")
-    p.add_argument("--concurrency", type=positive, default=LOAD_CONCURRENCY,
-                   help="the worker's slots (16)")
+    load_options(p)
     p.add_argument("--gap", type=float, default=GAP,
                    help="seconds between a request's arrival and the next park (0.05)")
     p.add_argument("--steady", type=float, default=STEADY,

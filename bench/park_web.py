@@ -47,6 +47,7 @@ from bench.resume import (
     STEP_TIMEOUT,
     bulk_rate,
     feeder_process,
+    load_options,
     worker_process,
 )
 from bench.web_inbox import CHROMIUM, CHROMIUM_ARGS, PASSWORD, free_port, serve, signoff
@@ -257,10 +258,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                                 description=__doc__.splitlines()[0] if __doc__ else None)
     database_options(p, DATABASE)
     p.add_argument("--parks", type=positive, default=PARKS, help=f"parks timed ({PARKS})")
-    p.add_argument("--bulk-ms", type=float, default=BULK_MS,
-                   help=f"each bulk task's work in ms ({BULK_MS:g})")
-    p.add_argument("--concurrency", type=positive, default=LOAD_CONCURRENCY,
-                   help=f"the worker's slots ({LOAD_CONCURRENCY})")
+    load_options(p)
     return p.parse_args(argv)
 
 

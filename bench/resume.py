@@ -253,6 +253,15 @@ async def approve_resume_under_load(dsn: str, approvals: int = APPROVALS, *,
             "met": verdict["met"] and bulk["tasks_per_s"] >= LOAD_GOAL_RATE}
 
 
+def load_options(p: argparse.ArgumentParser) -> None:
+    """The options of the load a benchmark runs beside (the worker's slots, each bulk task's
+    work), which every benchmark under load shares."""
+    p.add_argument("--bulk-ms", type=float, default=BULK_MS,
+                   help=f"each bulk task's work in ms ({BULK_MS:g})")
+    p.add_argument("--concurrency", type=positive, default=LOAD_CONCURRENCY,
+                   help=f"the worker's slots ({LOAD_CONCURRENCY})")
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     database_options(p, "signoff_bench_resume")
