@@ -1,8 +1,8 @@
 """An idle service holds none of its workloads' and channels' big libraries (issue 26, goal 8):
 `python -m bot` with the example config (every workload configured, Telegram on the fake Bot
 API, the web inbox on) has checked every workload's config at start, yet has not imported
-Playwright, pyVmomi, libvirt, Jinja2, pypdf, pypdfium2, Pygments or rich. Each workload loads them when it
-first runs; the workloads' own tests run those first slices (tests/workloads).
+Playwright, pyVmomi, libvirt, Jinja2, pypdf, pypdfium2, Pygments or rich. Each workload loads
+them when it first runs; the workloads' own tests run those first slices (tests/workloads).
 
 The service runs the example's copy with its producers' crons and digest time moved twelve
 hours away: started within an hour after 07:30, the example's own schedule runs the missed
