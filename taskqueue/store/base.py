@@ -128,6 +128,14 @@ class QueueBase:
         cur = await conn.execute(query(name), params)
         return await cur.fetchone()
 
+    @staticmethod
+    async def _without_jit(conn: Conn) -> None:
+        """No JIT for the rest of this transaction only (set_config's `true`: the pool's next
+        caller keeps the server's setting), for a query whose plan costs past jit_above_cost
+        while it runs in milliseconds or reads its rows once: compiling costs more than it
+        saves."""
+        await conn.execute("SELECT set_config('jit', 'off', true)")
+
     @asynccontextmanager
     async def _snapshot(self) -> AsyncIterator[Conn]:
         """A read-only transaction whose queries all see one snapshot (REPEATABLE READ)."""

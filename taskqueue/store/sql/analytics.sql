@@ -2,15 +2,6 @@
 -- every .sql file here by taskqueue/store/queries.py; the TaskQueue method that runs a
 -- query has its name (taskqueue/store/analytics.py, and metrics_read for the metrics_*).
 
--- name: decision_stats_plan
--- decision_stats' transaction first: no JIT for it. Its plan's cost passes jit_above_cost
--- (100,000) from about 20,000 decisions and the inlining and optimising thresholds (500,000)
--- from about 100,000; at 200,000 compiling it took 1.1 to 2.3 s on a busy 2-core machine,
--- more than running it uncompiled (issue 44), and its rows are read once, so compiled code
--- never pays that back. Local to the transaction (set_config's `true`): the pool's next
--- caller keeps the server's setting.
-SELECT set_config('jit', 'off', true) AS jit;
-
 -- name: decision_stats
 -- Per capability, per person and in total, over a window [since, until) (NULL: unbounded).
 -- The capability and total rows count requests: `requests` are approvals asked in the
@@ -37,8 +28,8 @@ SELECT set_config('jit', 'off', true) AS jit;
 -- approval); an approval is one row of `requests` with its asked and settled marks, not one
 -- row per reading. The window's bounds are
 -- written in place, not read from a CTE, so that each is a constant in the plan
--- (AnalyticsMixin runs this unprepared) and a narrow window keeps its estimates. Run after
--- decision_stats_plan (no JIT).
+-- (AnalyticsMixin runs this unprepared, without JIT) and a narrow window keeps its
+-- estimates.
 WITH scope AS (
     -- The approvals the window touches: asked or settled in it, marked (their events are
     -- checked below), or answered in it (a vote on a request asked and settled outside).

@@ -51,13 +51,6 @@ WHERE a.decision IS NULL AND t.status = 'needs_approval'
   AND NOT EXISTS (SELECT 1 FROM approvals n WHERE n.task_id = a.task_id AND n.id > a.id)
 ORDER BY a.created_at, a.id;
 
--- name: approval_list_open_jit_off
--- Before the page's statements, in its transaction only (the `true`: SET LOCAL). The
--- planner costs each of them as a walk of the whole index (it cannot tell how soon the
--- probes fill a page), past jit_above_cost: JIT compiled them for 10 to 140 ms, where the
--- walk takes under one.
-SELECT set_config('jit', 'off', true);
-
 -- name: approval_list_open_start
 -- Where the inbox's page after approval `after` starts, as a key (created_at, id): right
 -- after `after` while it is open (id + 1: ids are integers, so ">" becomes ">="); once it
