@@ -77,8 +77,7 @@ class ApiApp:
         self.store = TokenStore(queue.pool)
         self.buckets = TokenBuckets(self.settings.rate_per_minute, self.settings.burst)
         self.routes: dict[Any, Route] = {}
-        conninfo = queue.pool.conninfo
-        self.waker = ApprovalWaker(conninfo if isinstance(conninfo, str) else None)
+        self.waker = ApprovalWaker.for_pool(queue.pool)
 
     @property
     def bounds(self) -> Bounds:

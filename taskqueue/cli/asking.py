@@ -97,8 +97,7 @@ async def open_asker(url: str | None, config: str | None, asked_by: str
     cfg = load_config(config, imports=False)
     modes = {name: cap.mode for name, cap in cfg.capabilities.items()}
     async with open_queue(max_size=2, limits=cfg.limits) as queue:
-        conninfo = queue.pool.conninfo
-        waker = ApprovalWaker(conninfo if isinstance(conninfo, str) else None)
+        waker = ApprovalWaker.for_pool(queue.pool)
         try:
             yield LocalAsker(queue, asked_by, modes, waker)
         finally:

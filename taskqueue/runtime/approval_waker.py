@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from taskqueue.runtime.listener import ListenerHub, Subscription
 from taskqueue.store.base import APPROVALS_CHANNEL
@@ -25,6 +26,13 @@ class ApprovalWaker:
         self.dsn = dsn
         self._event = asyncio.Event()
         self._sub: Subscription | None = None
+
+    @classmethod
+    def for_pool(cls, pool: Any) -> ApprovalWaker:
+        """The waker of a connection pool's database: none to listen on when the pool's
+        conninfo is computed (a callable), so it only sleeps."""
+        conninfo = pool.conninfo
+        return cls(conninfo if isinstance(conninfo, str) else None)
 
     def _heard(self, channel: str, payload: str | None) -> None:
         event, self._event = self._event, asyncio.Event()

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from taskqueue import Decision, LeaseLost, Status, TaskQueue, migrate
+from taskqueue import Decision, GatedAction, LeaseLost, Status, Task, TaskQueue, migrate
 from tests.replication import Server, own_server
 from tests.taskqueue.factories import CAP, enqueue, parked
 
@@ -47,6 +47,23 @@ def _events(dsn: str, task_id: int) -> list[str]:
             "('claimed', 'completed') ORDER BY id", (task_id,))]
 
 
+async def _approved_and_claimed(queue: TaskQueue) -> tuple[Task, int]:
+    """A task parked, approved by ada and claimed back by w1; the claimed task and the
+    approval's id."""
+    task, approval = await parked(queue, request={"send": "hello"})
+    await queue.approval_decide(approval.id, Decision.APPROVED, "ada")
+    back = await queue.task_claim(CAP, "w1")
+    assert back is not None and back.id == task.id
+    return back, approval.id
+
+
+async def _mark(queue: TaskQueue, task: Task, approval_id: int) -> GatedAction | None:
+    """w1's started marker for the approve, under `task`'s claim."""
+    return await queue.gated_action_start(
+        task.id, "w1", task.claim, approval_id=approval_id, kind="send",
+        fingerprint="f" * 64, key=str(uuid.uuid4()))
+
+
 async def test_a_claim_lost_in_a_crash_runs_again_once(server: Server) -> None:
     await migrate(server.dsn)
     async with TaskQueue.connect(server.dsn) as queue:
@@ -71,45 +88,34 @@ async def test_a_claim_lost_in_a_crash_runs_again_once(server: Server) -> None:
 async def test_the_gates_marker_makes_the_claim_before_it_durable(server: Server) -> None:
     await migrate(server.dsn)
     async with TaskQueue.connect(server.dsn) as queue:
-        task, approval = await parked(queue, request={"send": "hello"})
-        await queue.approval_decide(approval.id, Decision.APPROVED, "ada")
-        back = await queue.task_claim(CAP, "w1")
-        assert back is not None and back.id == task.id
-        marker = await queue.gated_action_start(
-            task.id, "w1", back.claim, approval_id=approval.id, kind="send",
-            fingerprint="f" * 64, key=str(uuid.uuid4()))
-        assert marker is not None
+        back, approval_id = await _approved_and_claimed(queue)
+        assert await _mark(queue, back, approval_id) is not None
     await _crash(server)
 
     async with TaskQueue.connect(server.dsn) as queue:
-        view = await queue.gated_action_check(task.id)
+        view = await queue.gated_action_check(back.id)
         assert (view.status, view.worker, view.claim) == (Status.RUNNING, "w1", back.claim)
         assert view.action is not None and view.action.claim == back.claim
         done = await queue.gated_action_finish(view.action, "w1", back.claim, {"sent": 1})
         assert done is not None
-        await queue.task_complete(task.id, "w1", claim=back.claim, result={"sent": 1})
+        await queue.task_complete(back.id, "w1", claim=back.claim, result={"sent": 1})
     await _crash(server)
 
     async with TaskQueue.connect(server.dsn) as queue:
-        finished = await queue.task_get(task.id)
+        finished = await queue.task_get(back.id)
         assert finished.status is Status.SUCCEEDED and finished.result == {"sent": 1}
 
 
 async def test_a_lost_claims_holder_cannot_mark_a_gated_action(server: Server) -> None:
     await migrate(server.dsn)
     async with TaskQueue.connect(server.dsn) as queue:
-        task, approval = await parked(queue, request={"send": "hello"})
-        await queue.approval_decide(approval.id, Decision.APPROVED, "ada")
-        lost = await queue.task_claim(CAP, "w1")
-        assert lost is not None
+        lost, approval_id = await _approved_and_claimed(queue)
     await _crash(server)
 
     async with TaskQueue.connect(server.dsn) as queue:
         with pytest.raises(LeaseLost):
-            await queue.gated_action_start(
-                task.id, "w1", lost.claim, approval_id=approval.id, kind="send",
-                fingerprint="f" * 64, key=str(uuid.uuid4()))
-        view = await queue.gated_action_check(task.id)
+            await _mark(queue, lost, approval_id)
+        view = await queue.gated_action_check(lost.id)
         assert view.status == Status.APPROVED and view.worker is None and view.action is None
         assert view.decision is Decision.APPROVED  # the decision was synchronous: it stays
 
