@@ -60,9 +60,14 @@ class NotificationsMixin(QueueBase):
     async def notification_channel_register(self, channel: str) -> int:
         """Make `channel` owed every later notification; returns the open questions a
         channel new to this database is owed now (0 when it was registered before)."""
+        params = {"channel": check_channel(channel)}
         async with self._tx() as conn:
-            return len(await self._all(conn, "notification_channel_register",
-                                       {"channel": check_channel(channel)}))
+            # Only a new channel fences: a service's every start re-registers its channel,
+            # and the fence holds parks off for as long as it waits.
+            if await self._one(conn, "notification_channel_known", params):
+                return 0
+            await self._send(conn, "notification_channel_fence", {})
+            return len(await self._all(conn, "notification_channel_register", params))
 
     async def notification_send(self, subject: str, text: str, *, html: str | None = None,
                                 task_id: int | None = None) -> int:

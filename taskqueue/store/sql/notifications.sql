@@ -8,6 +8,16 @@ SELECT pg_notify(%(channel)s, %(payload)s);
 -- Run by taskqueue/store/notifications.py. "The sender's fence" is `claimed_by =
 -- %(sender)s`: a sender records only what it still holds, so two processes of one
 -- channel never both deliver or mark the same row.
+-- name: notification_channel_known
+SELECT 1 AS known FROM notification_channels WHERE name = %(channel)s;
+
+-- name: notification_channel_fence
+-- Before a new channel's backfill: waits for every transaction that has written
+-- notifications to commit, and holds new ones off until this one does. Without it a park
+-- in flight is lost to the channel: its fan-out ran before the channel existed, and the
+-- backfill's snapshot was taken before the park committed.
+LOCK TABLE notifications IN SHARE MODE;
+
 -- name: notification_channel_register
 -- A channel new to this database is owed every question still open (and nothing older).
 WITH ch AS (

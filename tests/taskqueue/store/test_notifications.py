@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
+import psycopg
 import pytest
 
 from taskqueue import Approval, BadInput, Decision, TaskQueue
+from tests.taskqueue.worker_helpers import wait_for
 
 
 async def _park(queue: TaskQueue, question: str = "Send it?", *,
@@ -46,6 +48,43 @@ async def test_a_channel_registered_later_is_owed_the_open_questions_only(
     assert await queue.notification_channel_register("late") == 0  # once
     claimed = await queue.notification_claim("late", "s1")
     assert [(n.kind, n.approval_id) for n in claimed] == [("approval_request", waiting.id)]
+
+
+async def test_a_channel_registered_while_a_park_commits_is_owed_its_question(
+        queue: TaskQueue, dsn: str) -> None:
+    """The park's fan-out runs before the channel exists and commits after the channel's
+    backfill has looked: without the fence between them the question is owed to no one."""
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as held:
+        # A park that stops after its fan-out, until this connection lets it commit.
+        await held.execute("CREATE FUNCTION test_hold() RETURNS trigger LANGUAGE plpgsql AS"
+                           " $$ BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN NEW; END $$")
+        await held.execute("CREATE TRIGGER zz_test_hold AFTER INSERT ON notifications "
+                           "FOR EACH ROW EXECUTE FUNCTION test_hold()")
+        await held.execute("SELECT pg_advisory_lock(4242)")
+
+        async def waiting_on(locktype: str) -> bool:
+            cur = await held.execute(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = %s "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                (locktype,))
+            row = await cur.fetchone()
+            return bool(row and row[0])
+
+        parking = asyncio.create_task(_park(queue))
+        await wait_for(lambda: waiting_on("advisory"))
+        registering = asyncio.create_task(queue.notification_channel_register("late"))
+
+        async def looked_or_fenced() -> bool:
+            return registering.done() or await waiting_on("relation")
+
+        await wait_for(looked_or_fenced)
+        await held.execute("SELECT pg_advisory_unlock(4242)")
+        approval = await parking
+        assert await registering == 1
+    claimed = await queue.notification_claim("late", "s1")
+    assert [(n.kind, n.approval_id) for n in claimed] == [("approval_request", approval.id)]
+    # A channel known already does not wait for anyone: no fence, nothing owed twice.
+    assert await queue.notification_channel_register("late") == 0
 
 
 @pytest.mark.parametrize("decision", [Decision.APPROVED, Decision.REVISED, Decision.SKIPPED])
