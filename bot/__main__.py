@@ -5,10 +5,37 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import sys
 from collections.abc import Sequence
 
-from bot.service import Service
-from taskqueue import (
+# Tornado is installed with python-telegram-bot (its webhook server) and imported by tenacity
+# (to retry Tornado coroutines) and by PTB's updater: 3.6 MB of the idle service that it
+# never runs, since its webhook listener is aiohttp's and its coroutines asyncio's. Marked
+# absent in the service's process only (not in `signoff worker` or a library's user), before
+# anything here imports them; a handler that needs Tornado runs under `signoff worker`.
+sys.modules.setdefault("tornado", None)  # type: ignore[arg-type]
+
+
+def _telegram_without_passport() -> None:
+    """Import python-telegram-bot while `cryptography` looks absent, then let it be found
+    again. PTB imports cryptography only to decrypt Telegram Passport data, which Signoff
+    never asks for: 9.8 MB of the idle service (the package's compiled library). The web's
+    passkeys (webauthn) import cryptography when a passkey is first used, as before."""
+    if "telegram" in sys.modules or "cryptography" in sys.modules:
+        return
+    sys.modules["cryptography"] = None  # type: ignore[assignment]
+    try:
+        import telegram.ext  # noqa: F401
+    except ImportError:  # installed without the telegram extra
+        pass
+    finally:
+        del sys.modules["cryptography"]
+
+
+_telegram_without_passport()
+
+from bot.service import Service  # noqa: E402
+from taskqueue import (  # noqa: E402
     LOG_FORMATS,
     LOG_LEVELS,
     configure_logging,

@@ -46,7 +46,9 @@ def test_both_figures_under_load_print_json_without_secrets(
         found = doc[figure]
         assert set(found[answer]) == LATENCY and found[answer]["n"] == 2
         assert found["decide_call"]["n"] == found["after_commit"]["n"] == 2
-        assert found["bulk"]["tasks"] > 0 and isinstance(found["met"], bool)
+        # The shape only: the bulk tasks finished within two samples depend on the load.
+        assert set(found["bulk"]) == {"tasks", "seconds", "tasks_per_s"}
+        assert found["bulk"]["tasks"] >= 0 and isinstance(found["met"], bool)
         assert "20 ms" in found["goal"] and "1000 bulk tasks/s" in found["goal"]
     assert doc["cli"]["to_exit"]["n"] == 2 and "to_first_line" in doc["cli"]["goal_figure"]
     [token] = tokens

@@ -45,6 +45,9 @@ def default_port_held() -> Iterator[None]:
     """Someone listens on the default port for the test (this test, or whoever had it)."""
     host, port = DEFAULT_LISTEN.split(":")
     holder = socket.socket()
+    # As the services bind (aiohttp's reuse_address): a closed connection of an earlier
+    # service on the port (TIME_WAIT, a minute) must not look like a listener to this one.
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         holder.bind((host, int(port)))
         holder.listen()

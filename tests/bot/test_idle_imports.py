@@ -30,24 +30,32 @@ from tests.timing import WAIT
 
 ROOT = Path(__file__).resolve().parents[2]
 # Top-level packages. Pygments and rich too: httpx (under python-telegram-bot) would import
-# them for its own command line whenever click is installed, which bot/__init__.py stops.
+# them for its own command line whenever click is installed, which bot/__init__.py stops;
+# Tornado, which tenacity and python-telegram-bot import when it is there, and cryptography,
+# which python-telegram-bot imports for Telegram Passport (bot/__main__.py).
 HEAVY = ("playwright", "greenlet", "pyVmomi", "pyVim", "libvirt", "jinja2", "pypdf",
-         "pypdfium2", "pygments", "rich")
+         "pypdfium2", "pygments", "rich", "tornado", "cryptography")
 
 # `python -m bot`'s own main(), its Service.start wrapped to report the loaded packages
 # once the service has started and idled a moment, then to stop it as SIGTERM would.
 CHILD = """\
 import asyncio, json, sys
+from bot.__main__ import main  # first, as `python -m bot` runs it
 from bot import service
-from bot.__main__ import main
 
 started = service.Service.start
 
 async def start_and_report(self):
     await started(self)
     await asyncio.sleep(1.0)
-    loaded = sorted({name.split(".")[0] for name in sys.modules} & set(HEAVY))
+    # A name marked absent (None) is not loaded.
+    loaded = sorted({name.split(".")[0] for name, module in sys.modules.items()
+                     if module is not None} & set(HEAVY))
     print("LOADED " + json.dumps(loaded), flush=True)
+    # Absent only while python-telegram-bot imported: the web's passkeys still find it.
+    from webauthn.helpers import parse_registration_credential_json
+    from cryptography.hazmat.primitives import hashes
+    print("CRYPTOGRAPHY " + hashes.SHA256.name, flush=True)
     self.request_stop()
 
 service.Service.start = start_and_report
@@ -108,4 +116,5 @@ async def test_the_example_service_idles_without_its_workloads_libraries(
     report = [line for line in done.stdout.splitlines() if line.startswith("LOADED ")]
     assert report, done.stderr[-3000:]
     assert json.loads(report[0].removeprefix("LOADED ")) == []
+    assert "CRYPTOGRAPHY sha256" in done.stdout
     assert fake.calls_to("getMe")  # Telegram really ran, against the fake
