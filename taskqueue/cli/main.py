@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
 import re
@@ -12,21 +13,8 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn, cast
 
-from taskqueue.cli import (
-    ask,
-    attachments,
-    completion,
-    embedded,
-    init,
-    manners,
-    mcp_server,
-    produce,
-    prune,
-    stats,
-)
-from taskqueue.cli import audit as cli_audit
 from taskqueue.cli import commands as cmd
-from taskqueue.cli import worker as cli_worker
+from taskqueue.cli import manners
 from taskqueue.cli.arguments import cap_value, non_negative, on_off, positive
 from taskqueue.cli.manners import STATUSES
 from taskqueue.config.model import CAP_SETTINGS
@@ -39,6 +27,14 @@ EXIT_USAGE = 2
 EXIT_CLOSED_PIPE = 141
 # Packages add subcommands here: each entry point is an `add_parser(subparsers)` callable.
 COMMANDS_GROUP = "signoff.commands"
+# The commands that live in a module of their own (taskqueue/cli/MODULE.py, whose
+# `add_parser` adds them), in the order help lists them. A command line that names one
+# imports that module alone: `signoff ls` does not load ask's HTTP client, the MCP server or
+# the embedded server's controls (issue 44's CLI start-up).
+MODULE_COMMANDS = {"worker": "worker", "stats": "stats", "produce": "produce",
+                   "prune": "prune", "embedded": "embedded", "attachment": "attachments",
+                   "init": "init", "completion": "completion", "audit": "audit",
+                   "ask": "ask", "mcp": "mcp_server"}
 
 log = logging.getLogger("signoff.cli")
 
@@ -254,9 +250,12 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
+def build_parser(*, plugins: bool = True, command: str | None = None
+                 ) -> argparse.ArgumentParser:
     """The whole parser; `plugins=False` leaves out the subcommands other packages add
-    (a built-in command does not need them, and finding them costs each run time)."""
+    (a built-in command does not need them, and finding them costs each run time), and a
+    `command` leaves out the other commands that have modules of their own (MODULE_COMMANDS):
+    a parser that can parse that one command line, never one to list the commands."""
     parser = Parser(
         prog="signoff", description="A durable PostgreSQL task queue that stops for sign-off.")
     parser.add_argument("-v", "--verbose", action="count", default=0,
@@ -265,11 +264,11 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND"))
     for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
-                _add_reading_commands, _add_caps_commands, cli_worker.add_parser,
-                stats.add_parser, produce.add_parser, prune.add_parser, embedded.add_parser,
-                attachments.add_parser, init.add_parser, completion.add_parser,
-                cli_audit.add_parser, ask.add_parser, mcp_server.add_parser):
+                _add_reading_commands, _add_caps_commands):
         add(sub)
+    for name, module in MODULE_COMMANDS.items():
+        if command is None or command == name:
+            importlib.import_module(f"taskqueue.cli.{module}").add_parser(sub)
     if plugins:
         _add_plugin_commands(sub)
     manners.finish(parser)
@@ -299,7 +298,7 @@ def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns (and exits with) its documented exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(plugins=False)
+    parser = build_parser(plugins=False, command=_command_word(argv))
     if _needs_plugins(parser, argv):
         parser = build_parser()
     try:
@@ -318,10 +317,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command the line names (`signoff`'s own options take no value), or None."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def _needs_plugins(built_in: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
-    """Whether the command line may name a plugin's command: anything but a built-in
-    command other than `completion` (which describes every command)."""
-    command = next((a for a in argv if not a.startswith("-")), None)
+    """Whether the command line may name a plugin's command, or needs every command: no
+    command (`signoff --help` lists them), `completion` (it describes them), or a word that
+    is not a built-in command."""
+    command = _command_word(argv)
     return command in (None, "completion") or command not in _commands(built_in)
 
 

@@ -20,6 +20,13 @@ from tests.taskqueue.cli_helpers import ROOT
 HEAVY = ("aiohttp", "taskqueue.runtime.worker", "taskqueue.http.server",
          "bot.web.cli", "workloads.briefing.cli", "apscheduler", "taskqueue.runtime.handler",
          "taskqueue.runtime.cron", "taskqueue.maintenance.reaper")
+# The commands with modules of their own, which a command line naming another command does
+# not import (issue 44): ask's HTTP client with tenacity, the MCP server, the embedded
+# server's controls.
+OTHER_COMMANDS = ("taskqueue.cli.ask", "taskqueue.cli.remote", "tenacity",
+                  "taskqueue.cli.mcp_server", "taskqueue.cli.embedded",
+                  "taskqueue.embedded.server", "taskqueue.cli.worker", "taskqueue.cli.stats",
+                  "taskqueue.cli.audit", "taskqueue.cli.completion")
 
 
 def _loaded(code: str, env: dict[str, str] | None = None) -> dict[str, object]:
@@ -53,15 +60,42 @@ def test_a_built_in_command_loads_no_plugin_and_no_runtime(dsn: str) -> None:
     found = _loaded(
         "import json, sys\nfrom taskqueue.cli.main import main\n"
         "code = main(['ls', '--limit', '1', '--json'])\n"
-        "print()\nloaded = sorted(m for m in " + repr(HEAVY) + " if m in sys.modules)\n"
+        "print()\nloaded = sorted(m for m in " + repr(HEAVY + OTHER_COMMANDS)
+        + " if m in sys.modules)\n"
         "print(json.dumps({'code': code, 'loaded': loaded}))", env)
     assert found == {"code": 0, "loaded": []}
+
+
+def test_each_module_command_is_listed_with_its_module() -> None:
+    """MODULE_COMMANDS names each command its module adds, and the whole parser has them."""
+    import argparse
+
+    from taskqueue.cli.main import MODULE_COMMANDS, build_parser
+
+    for command, module in MODULE_COMMANDS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"taskqueue.cli.{module}").add_parser(sub)
+        assert list(sub.choices) == [command], module
+    modules = {p.stem for p in (ROOT / "taskqueue" / "cli").glob("*.py")
+               if "def add_parser(" in p.read_text()}
+    assert modules == set(MODULE_COMMANDS.values())
+
+    def commands(parser: argparse.ArgumentParser) -> list[str]:
+        [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return list(sub.choices)
+
+    whole = commands(build_parser(plugins=False))
+    assert set(MODULE_COMMANDS) <= set(whole)
+    for command in MODULE_COMMANDS:  # a parser for one command line has that command
+        only = commands(build_parser(plugins=False, command=command))
+        assert set(only) == set(whole) - set(MODULE_COMMANDS) | {command}
 
 
 def test_help_and_completion_still_list_the_plugins_commands() -> None:
     done = subprocess.run([sys.executable, "-m", "taskqueue", "--help"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=True)
     assert " web " in done.stdout and " briefing " in done.stdout
+    assert " ask " in done.stdout and " mcp " in done.stdout and " embedded " in done.stdout
     done = subprocess.run([sys.executable, "-m", "taskqueue", "completion", "bash"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=True)
     assert "web" in done.stdout and "briefing" in done.stdout
