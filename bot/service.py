@@ -176,7 +176,8 @@ class Service:
         self.leadership.start()
         # A lone service polls once start() returns; a slow database does not hold it up.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.leadership.decided.wait(), LEADERSHIP_WAIT)
+            async with asyncio.timeout(LEADERSHIP_WAIT):
+                await self.leadership.decided.wait()
         log.info("service started name=%s", self.name)
         say_next_steps(self)
 

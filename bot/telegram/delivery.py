@@ -177,7 +177,8 @@ class TelegramChannel:
         """Ping every third of a lease, so an outage is seen even while nothing is owed."""
         while True:
             try:
-                answered = await asyncio.wait_for(self.queue.database_ping(), self.lease / 3)
+                async with asyncio.timeout(self.lease / 3):
+                    answered = await self.queue.database_ping()
             except (TimeoutError, *TRANSIENT):
                 answered = False
             self._database(answered)
@@ -231,7 +232,8 @@ class TelegramChannel:
             # The first pass reads the outbox once LISTEN holds (or a poll later, when the
             # database is away): a row added before that would otherwise wait a whole poll.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(listening.connected.wait(), poll)
+                async with asyncio.timeout(poll):
+                    await listening.connected.wait()
             while True:
                 wait = poll
                 try:
@@ -242,8 +244,12 @@ class TelegramChannel:
                     if isinstance(exc, TRANSIENT):
                         self._database(False)
                     log.exception("delivery run failed; trying again in %.0fs", self.poll)
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a cancel that
+                # arrives as its wait ends (a NOTIFY at the same moment), and the service's
+                # stop then waited for this loop for ever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
+                    async with asyncio.timeout(wait):
+                        await self._wake.wait()
                 self._wake.clear()
         finally:
             watching.cancel()

@@ -62,14 +62,16 @@ class WebChannel:
         try:
             # As the Telegram sender: the first pass once LISTEN holds, so nothing waits a poll.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(listening.connected.wait(), poll)
+                async with asyncio.timeout(poll):
+                    await listening.connected.wait()
             while True:
                 try:
                     await self.run_once()
                 except Exception:
                     log.exception("web channel run failed; trying again in %.0fs", self.poll)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), poll)
+                    async with asyncio.timeout(poll):
+                        await self._wake.wait()
                 self._wake.clear()
         finally:
             await listening.close()

@@ -135,7 +135,8 @@ class ObservabilityServer:
     async def _run_check(self, check: HealthCheck) -> str | None:
         """The check's answer, masked: /healthz is read by whoever reaches the port."""
         try:
-            problem = await asyncio.wait_for(check(), self.check_timeout)
+            async with asyncio.timeout(self.check_timeout):
+                problem = await check()
         except TimeoutError:
             return f"no answer within {self.check_timeout:.0f}s"
         except Exception as exc:

@@ -62,7 +62,8 @@ class QueueCollector(Collector):
         """Read the figures (None after a failure or timeout); True when the database
         answered in time."""
         try:
-            self.snapshot = await asyncio.wait_for(self._read(), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                self.snapshot = await self._read()
         except Exception as exc:
             log.warning("metrics: the database did not answer in %.0fs: %s", self.timeout,
                         one_line(exc) or type(exc).__name__)

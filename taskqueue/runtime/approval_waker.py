@@ -51,7 +51,8 @@ class ApprovalWaker:
         sub = self._subscribe()
         if sub is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(sub.connected.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await sub.connected.wait()
 
     async def changed(self, seconds: float) -> None:
         if self.dsn is None:  # a pool whose DSN is computed: read again soon instead
@@ -60,7 +61,8 @@ class ApprovalWaker:
         self._subscribe()
         event = self._event
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await event.wait()
 
     async def close(self) -> None:
         if self._sub is not None:

@@ -123,7 +123,8 @@ class Leadership:
         if conn is not None:
             if was_leader:
                 with contextlib.suppress(psycopg.Error, OSError, TimeoutError):
-                    await asyncio.wait_for(self._release(conn), CHECK_TIMEOUT)
+                    async with asyncio.timeout(CHECK_TIMEOUT):
+                        await self._release(conn)
                 log.info("leadership: released name=%s", self.name)
             await conn.close()
 
@@ -142,7 +143,8 @@ class Leadership:
                 if self.is_leader:
                     # Waiting on the socket, a connection the server ends is noticed at once.
                     await self._wait_for_release(conn)
-                    await asyncio.wait_for(conn.execute(query("leader_check")), CHECK_TIMEOUT)
+                    async with asyncio.timeout(CHECK_TIMEOUT):
+                        await conn.execute(query("leader_check"))
                 elif await self._try(conn):
                     await self._change(True, "elected")
                     self.decided.set()
@@ -155,8 +157,8 @@ class Leadership:
                 await conn.close()
 
     async def _try(self, conn: psycopg.AsyncConnection) -> bool:
-        cur = await asyncio.wait_for(conn.execute(query("leader_try_lock"), {"key": self.key}),
-                                     CHECK_TIMEOUT)
+        async with asyncio.timeout(CHECK_TIMEOUT):
+            cur = await conn.execute(query("leader_try_lock"), {"key": self.key})
         row = await cur.fetchone()
         return bool(row and row[0])
 
@@ -215,8 +217,9 @@ class LeaseLeadership(Leadership):
                 await conn.close()
 
     async def _renew(self, conn: psycopg.AsyncConnection) -> bool:
-        cur = await asyncio.wait_for(conn.execute(query("leader_lease_take"), {
-            "key": self.key, "holder": self.holder, "ttl": self.ttl}), CHECK_TIMEOUT)
+        async with asyncio.timeout(CHECK_TIMEOUT):
+            cur = await conn.execute(query("leader_lease_take"), {
+                "key": self.key, "holder": self.holder, "ttl": self.ttl})
         return await cur.fetchone() is not None
 
     async def _release(self, conn: psycopg.AsyncConnection) -> None:

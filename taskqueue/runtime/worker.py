@@ -275,5 +275,8 @@ class WorkerPool:
             log.exception("slice observer failed worker=%s", self.name)
 
     async def _idle(self, delay: float) -> None:
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a cancel that arrives
+        # as its wait ends (the wake set at the same moment), and a stop would then hang.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), delay)
+            async with asyncio.timeout(delay):
+                await self._wake.wait()

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Literal
 
 import psycopg
 import pytest
@@ -23,6 +24,7 @@ from taskqueue import TaskQueue
 from tests.bot.conftest import ALICE, CHAT, park
 from tests.bot.fake_telegram import FakeTelegram
 from tests.taskqueue.worker_helpers import ROOT, wait_for
+from tests.timing import limit
 
 
 @pytest.fixture
@@ -160,3 +162,34 @@ async def test_the_double_send_window_is_milliseconds(
           f"{statistics.median(windows):.1f} ms, p95 {windows[int(len(windows) * 0.95)]:.1f} "
           f"ms, max {windows[-1]:.1f} ms")
     assert len(windows) == 40 and windows[0] > 0 and windows[-1] < 500
+
+
+class _SeenWaiting(asyncio.Event):
+    """An Event that says when someone waits on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = asyncio.Event()
+
+    async def wait(self) -> Literal[True]:
+        self.waiting.set()
+        return await super().wait()
+
+
+async def test_a_stop_that_arrives_with_a_wake_still_stops_the_delivery(
+        queue: TaskQueue, ptb_bot: Bot) -> None:
+    """Python 3.11's asyncio.wait_for drops a cancel that arrives as the wait it guards
+    ends: the delivery loop, woken and stopped in the same moment, went on for ever, and
+    the service's stop (and a test's teardown, under load) waited for it."""
+    channel = TelegramChannel(queue, Courier(ptb_bot), CHAT, poll=30)
+    seen = channel._wake = _SeenWaiting()
+    running = asyncio.create_task(channel.run())
+    try:
+        await asyncio.wait_for(seen.waiting.wait(), limit(None))  # idle at its wait
+        channel.wake()  # a NOTIFY ...
+        running.cancel()  # ... and the stop, together
+        done, _ = await asyncio.wait({running}, timeout=limit(None))
+        assert running in done and running.cancelled()
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)

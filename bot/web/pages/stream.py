@@ -37,7 +37,8 @@ async def _stream(response: web.StreamResponse, stream: asyncio.Queue[str | None
     await response.write(b"retry: 1000\nevent: hello\ndata: {}\n\n")
     while True:
         try:
-            event = await asyncio.wait_for(stream.get(), KEEPALIVE)
+            async with asyncio.timeout(KEEPALIVE):
+                event = await stream.get()
         except TimeoutError:
             await response.write(b": keep-alive\n\n")
             continue
