@@ -16,6 +16,8 @@ from pathlib import Path
 
 import psycopg
 
+from tests.timing import limit
+
 BINARY = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
 
 
@@ -92,7 +94,7 @@ admin_users = postgres
 
 
 def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + limit(15)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             said = proc.stderr.read().decode() if proc.stderr else ""

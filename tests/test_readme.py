@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from taskqueue import TaskQueue
+from tests.timing import limit
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text("utf-8")
@@ -73,7 +74,7 @@ async def test_the_first_example_runs_as_written(app: Path, dsn: str, queue: Tas
     with (app / "worker.log").open("wb") as log:
         proc = subprocess.Popen(cmd, cwd=app, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + limit(30)
         while (await queue.task_get(1)).status != "needs_approval":
             assert time.monotonic() < deadline and proc.poll() is None, "the worker stopped"
             await asyncio.sleep(0.2)

@@ -28,6 +28,7 @@ from taskqueue import (
 )
 from tests.bot.web.conftest import Server, live, screenshot, sign_in
 from tests.far_side import running_far_side
+from tests.timing import limit
 
 CAP = "vm"
 SEND = {"kind": "send", "fingerprint": "msg-1", "summary": "Send the message"}
@@ -81,7 +82,7 @@ async def _gate_run(queue: TaskQueue) -> tuple[int, list[Any]]:
     side's count of calls, and what each run came to (Gated or the refusal)."""
     # The web channel marks the park's notification shown meanwhile; its event row's key
     # lock on the task makes a SKIP LOCKED claim miss it for that moment, so claim again.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + limit(10)
     while (task := await queue.task_claim(CAP, "w2")) is None and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     assert task is not None

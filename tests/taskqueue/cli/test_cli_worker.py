@@ -29,6 +29,7 @@ from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.cli_helpers import Cli, check_failed, count
 from tests.taskqueue.worker_helpers import spawn_worker, wait_status
+from tests.timing import limit
 
 H = "tests.taskqueue.handlers_for_tests"
 
@@ -86,13 +87,13 @@ async def test_the_worker_applies_the_caps_of_its_capabilities_from_the_config(
                                  "mail", "--config", str(path)], env=env, stdout=log,
                                 stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + limit(30)
         while (await queue.capability_get("mail")).max_running != 1:
             assert time.monotonic() < deadline and proc.poll() is None, "caps not applied"
             await asyncio.sleep(0.1)
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=limit(30)) == 0
     mail = await queue.capability_get("mail")
     assert (mail.max_running, mail.max_parked, mail.daily_new) == (1, 3, 9)
     assert (await queue.capability_get("other")).max_running is None  # not this worker's
