@@ -5,9 +5,6 @@
 -- name: notify
 SELECT pg_notify(%(channel)s, %(payload)s);
 
--- Run by taskqueue/store/notifications.py. "The sender's fence" is `claimed_by =
--- %(sender)s`: a sender records only what it still holds, so two processes of one
--- channel never both deliver or mark the same row.
 -- name: notification_channel_known
 SELECT 1 AS known FROM notification_channels WHERE name = %(channel)s;
 
@@ -18,6 +15,9 @@ SELECT 1 AS known FROM notification_channels WHERE name = %(channel)s;
 -- backfill's snapshot was taken before the park committed.
 LOCK TABLE notifications IN SHARE MODE;
 
+-- Run by taskqueue/store/notifications.py. "The sender's fence" is `claimed_by =
+-- %(sender)s`: a sender records only what it still holds, so two processes of one
+-- channel never both deliver or mark the same row.
 -- name: notification_channel_register
 -- A channel new to this database is owed every question still open (and nothing older).
 WITH ch AS (
