@@ -62,6 +62,7 @@ from taskqueue import (
     load_handler,
     migrate,
     resolve_dsn,
+    wait_at_most,
 )
 
 if TYPE_CHECKING:
@@ -175,9 +176,7 @@ class Service:
         await self._start_telegram()
         self.leadership.start()
         # A lone service polls once start() returns; a slow database does not hold it up.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(LEADERSHIP_WAIT):
-                await self.leadership.decided.wait()
+        await wait_at_most(self.leadership.decided, LEADERSHIP_WAIT)
         log.info("service started name=%s", self.name)
         say_next_steps(self)
 

@@ -117,6 +117,7 @@ if TYPE_CHECKING:
     from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
     from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
     from taskqueue.runtime.tick import Tick, TickReport
+    from taskqueue.runtime.waits import wait_at_most
     from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
     from taskqueue.store.analytics import DecisionStats
     from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
@@ -322,6 +323,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'secret_register_dsn': ('taskqueue.redact', 'secret_register_dsn'),
     'secret_register_env': ('taskqueue.redact', 'secret_register_env'),
     'secret_register_environment': ('taskqueue.redact', 'secret_register_environment'),
+    'wait_at_most': ('taskqueue.runtime.waits', 'wait_at_most'),
     'workload_section': ('taskqueue.config.settings', 'workload_section'),
 }
 
@@ -510,5 +512,6 @@ __all__ = [
     "secret_register_dsn",
     "secret_register_env",
     "secret_register_environment",
+    "wait_at_most",
     "workload_section",
 ]

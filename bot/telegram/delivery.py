@@ -48,6 +48,7 @@ from taskqueue import (
     Notification,
     default_worker_name,
     one_line,
+    wait_at_most,
 )
 from taskqueue.queues.channel import ChannelQueue
 
@@ -231,9 +232,7 @@ class TelegramChannel:
         try:
             # The first pass reads the outbox once LISTEN holds (or a poll later, when the
             # database is away): a row added before that would otherwise wait a whole poll.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(poll):
-                    await listening.connected.wait()
+            await wait_at_most(listening.connected, poll)
             while True:
                 wait = poll
                 try:
@@ -244,12 +243,7 @@ class TelegramChannel:
                     if isinstance(exc, TRANSIENT):
                         self._database(False)
                     log.exception("delivery run failed; trying again in %.0fs", self.poll)
-                # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a cancel that
-                # arrives as its wait ends (a NOTIFY at the same moment), and the service's
-                # stop then waited for this loop for ever.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(wait):
-                        await self._wake.wait()
+                await wait_at_most(self._wake, wait)
                 self._wake.clear()
         finally:
             watching.cancel()

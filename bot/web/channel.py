@@ -9,12 +9,11 @@ them first (SKIP LOCKED), as Telegram's senders share theirs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 
 from bot.web.live import Live
-from taskqueue import NOTIFICATIONS_CHANNEL, ListenerHub, default_worker_name
+from taskqueue import NOTIFICATIONS_CHANNEL, ListenerHub, default_worker_name, wait_at_most
 from taskqueue.queues.outbox import OutboxQueue
 
 log = logging.getLogger("signoff.web.channel")
@@ -61,17 +60,13 @@ class WebChannel:
         listening = hub.subscribe([NOTIFICATIONS_CHANNEL], self.heard)
         try:
             # As the Telegram sender: the first pass once LISTEN holds, so nothing waits a poll.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(poll):
-                    await listening.connected.wait()
+            await wait_at_most(listening.connected, poll)
             while True:
                 try:
                     await self.run_once()
                 except Exception:
                     log.exception("web channel run failed; trying again in %.0fs", self.poll)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(poll):
-                        await self._wake.wait()
+                await wait_at_most(self._wake, poll)
                 self._wake.clear()
         finally:
             await listening.close()

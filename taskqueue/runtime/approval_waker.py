@@ -5,10 +5,10 @@ listener, instead of each waiter reading the database four times a second."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 from taskqueue.runtime.listener import ListenerHub, Subscription
+from taskqueue.runtime.waits import wait_at_most
 from taskqueue.store.base import APPROVALS_CHANNEL
 
 # How long `listen()` waits for its LISTEN to hold before it lets the waiter read anyway
@@ -50,19 +50,14 @@ class ApprovalWaker:
         never left to the once-a-second read."""
         sub = self._subscribe()
         if sub is not None:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
-                    await sub.connected.wait()
+            await wait_at_most(sub.connected, timeout)
 
     async def changed(self, seconds: float) -> None:
         if self.dsn is None:  # a pool whose DSN is computed: read again soon instead
             await asyncio.sleep(min(seconds, 0.25))
             return
         self._subscribe()
-        event = self._event
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(seconds):
-                await event.wait()
+        await wait_at_most(self._event, seconds)
 
     async def close(self) -> None:
         if self._sub is not None:

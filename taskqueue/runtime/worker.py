@@ -19,6 +19,7 @@ from taskqueue.runtime.backoff import Backoff
 from taskqueue.runtime.listener import Listener
 from taskqueue.runtime.outcomes import OutcomeBuffer
 from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, claim_many, run_slice
+from taskqueue.runtime.waits import wait_at_most
 from taskqueue.store.base import ANSWERS_CHANNEL, TASKS_CHANNEL
 from taskqueue.store.models import Task
 
@@ -275,8 +276,4 @@ class WorkerPool:
             log.exception("slice observer failed worker=%s", self.name)
 
     async def _idle(self, delay: float) -> None:
-        # asyncio.timeout, not wait_for: Python 3.11's wait_for drops a cancel that arrives
-        # as its wait ends (the wake set at the same moment), and a stop would then hang.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay):
-                await self._wake.wait()
+        await wait_at_most(self._wake, delay)
