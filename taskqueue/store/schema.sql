@@ -8,6 +8,17 @@
 -- p_answered_only), defined by migration 0010_answered_claim.sql (it replaced 0005's);
 -- store/sql/claim.sql's task_claim calls it.
 
+-- Name: signoff_approval_capability(); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_approval_capability() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    SELECT t.capability INTO NEW.capability FROM tasks t WHERE t.id = NEW.task_id;
+    RETURN NEW;
+END
+$$;
+
 -- Name: signoff_approval_decided(); Type: FUNCTION
 
 CREATE FUNCTION public.signoff_approval_decided() RETURNS trigger
@@ -173,6 +184,7 @@ CREATE TABLE public.approvals (
     escalated_at timestamp with time zone,
     decided_via text,
     groups jsonb,
+    capability text NOT NULL,
     CONSTRAINT approvals_check CHECK (((decision IS NULL) = (decided_at IS NULL))),
     CONSTRAINT approvals_decision_check CHECK ((decision = ANY (ARRAY['approved'::text, 'revised'::text, 'skipped'::text, 'expired'::text]))),
     CONSTRAINT approvals_question_check CHECK ((question <> ''::text)),
@@ -1065,6 +1077,10 @@ CREATE TRIGGER approvals_approved_needs_votes BEFORE INSERT OR UPDATE OF decisio
 -- Name: approvals approvals_audit; Type: TRIGGER
 
 CREATE TRIGGER approvals_audit AFTER UPDATE OF decision ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_audit_approvals();
+
+-- Name: approvals approvals_capability; Type: TRIGGER
+
+CREATE TRIGGER approvals_capability BEFORE INSERT ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_approval_capability();
 
 -- Name: approvals approvals_decided; Type: TRIGGER
 

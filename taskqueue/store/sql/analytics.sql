@@ -22,11 +22,11 @@
 -- arithmetic's last digit (420.0000000000001) never shows and a hand-computed figure
 -- matches exactly.
 -- How it reads (issue 44; tests/taskqueue/store/test_analytics_reference.py keeps the
--- earlier form and checks that both give the same rows): the join to tasks, the one read
--- that grows with the whole history (every task is scanned or probed for its capability),
--- is made once and only for the approvals the window touches (it was made for every
--- approval); an approval is one row of `requests` with its asked and settled marks, not one
--- row per reading. The window's bounds are
+-- earlier form and checks that both give the same rows): an approval's capability is its
+-- own column (migration 0029), so no task is read; an approval is one row of `requests`
+-- with its asked and settled marks, not one row per reading; each percentile pair is one
+-- sort (percentile_cont over an array); an approve without a vote is found by an anti-join
+-- of its own, not a probe per approve. The window's bounds are
 -- written in place, not read from a CTE, so that each is a constant in the plan
 -- (AnalyticsMixin runs this unprepared, without JIT) and a narrow window keeps its
 -- estimates.
@@ -34,14 +34,14 @@ WITH scope AS (
     -- The approvals the window touches: asked or settled in it, marked (their events are
     -- checked below), or answered in it (a vote on a request asked and settled outside).
     SELECT a.id, a.task_id, a.created_at, a.decision, a.decided_by,
-           a.reminded_at, a.escalated_at, t.capability,
+           a.reminded_at, a.escalated_at, a.capability,
            a.created_at >= COALESCE(%(since)s::timestamptz, '-infinity')
              AND a.created_at < COALESCE(%(until)s::timestamptz, 'infinity') AS asked,
            a.decided_at >= COALESCE(%(since)s::timestamptz, '-infinity')
              AND a.decided_at < COALESCE(%(until)s::timestamptz, 'infinity') AS settled,
            EXTRACT(EPOCH FROM a.decided_at - a.created_at)::float8 AS seconds
-    FROM approvals a JOIN tasks t ON t.id = a.task_id
-    WHERE (%(capability)s::text IS NULL OR t.capability = %(capability)s::text)
+    FROM approvals a
+    WHERE (%(capability)s::text IS NULL OR a.capability = %(capability)s::text)
       AND ((a.created_at >= COALESCE(%(since)s::timestamptz, '-infinity')
             AND a.created_at < COALESCE(%(until)s::timestamptz, 'infinity'))
            OR (a.decided_at >= COALESCE(%(since)s::timestamptz, '-infinity')
@@ -76,11 +76,13 @@ answers AS (
     UNION ALL
     SELECT s.decided_by, s.decision, s.seconds
     FROM scope s
-    WHERE s.decided_by IS NOT NULL AND s.settled
-      AND (s.decision IN ('revised', 'skipped')
-           OR (s.decision = 'approved' AND NOT EXISTS (
-                   SELECT 1 FROM approval_votes v
-                   WHERE v.approval_id = s.id AND v.person_key = lower(btrim(s.decided_by)))))
+    WHERE s.decided_by IS NOT NULL AND s.settled AND s.decision IN ('revised', 'skipped')
+    UNION ALL
+    SELECT s.decided_by, s.decision, s.seconds
+    FROM scope s
+    WHERE s.decided_by IS NOT NULL AND s.settled AND s.decision = 'approved'
+      AND NOT EXISTS (SELECT 1 FROM approval_votes v
+                      WHERE v.approval_id = s.id AND v.person_key = lower(btrim(s.decided_by)))
 ),
 counted AS (
     SELECT CASE GROUPING(capability) WHEN 0 THEN 'capability' ELSE 'total' END AS scope,
@@ -92,8 +94,7 @@ counted AS (
            count(*) FILTER (WHERE settled_as = 'expired') AS expired,
            count(*) FILTER (WHERE sent = 'reminded') AS reminded,
            count(*) FILTER (WHERE sent = 'escalated') AS escalated,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS p50,
-           percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds) AS p90,
+           percentile_cont('{0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY seconds) AS pct,
            max(seconds) AS top
     FROM requests
     -- The () set makes the total row, one also when nothing happened.
@@ -105,15 +106,14 @@ counted AS (
            count(*) FILTER (WHERE kind = 'revised'),
            count(*) FILTER (WHERE kind = 'skipped'),
            NULL, NULL, NULL,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds),
-           percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds),
+           percentile_cont('{0.5,0.9}'::float8[]) WITHIN GROUP (ORDER BY seconds),
            max(seconds)
     FROM answers GROUP BY lower(btrim(person))
 )
 SELECT scope, capability, person, requests, approved, revised, skipped, expired,
        reminded, escalated,
-       round(p50::numeric, 3)::float8 AS p50_seconds,
-       round(p90::numeric, 3)::float8 AS p90_seconds,
+       round(pct[1]::numeric, 3)::float8 AS p50_seconds,
+       round(pct[2]::numeric, 3)::float8 AS p90_seconds,
        round(top::numeric, 3)::float8 AS max_seconds
 FROM counted
 ORDER BY CASE scope WHEN 'capability' THEN 0 WHEN 'person' THEN 1 ELSE 2 END,
@@ -122,19 +122,19 @@ ORDER BY CASE scope WHEN 'capability' THEN 0 WHEN 'person' THEN 1 ELSE 2 END,
 -- name: metrics_decision_seconds
 -- Cumulative bucket counts of the time to decide, per capability and decision, over every
 -- decided approval still in the database (the pruner's audit_days bounds it).
-SELECT t.capability, a.decision, b.le,
+SELECT a.capability, a.decision, b.le,
        count(*) FILTER (WHERE EXTRACT(EPOCH FROM a.decided_at - a.created_at) <= b.le)
            AS n,
        count(*) AS total,
        sum(EXTRACT(EPOCH FROM a.decided_at - a.created_at))::float8 AS seconds
-FROM approvals a JOIN tasks t ON t.id = a.task_id
+FROM approvals a
 CROSS JOIN unnest(%(buckets)s::float8[]) AS b(le)
 WHERE a.decision IN ('approved', 'revised', 'skipped')
-GROUP BY t.capability, a.decision, b.le
-ORDER BY t.capability, a.decision, b.le;
+GROUP BY a.capability, a.decision, b.le
+ORDER BY a.capability, a.decision, b.le;
 
 -- name: metrics_approvals_expired
-SELECT t.capability, count(*) AS n
-FROM approvals a JOIN tasks t ON t.id = a.task_id
+SELECT a.capability, count(*) AS n
+FROM approvals a
 WHERE a.decision = 'expired'
-GROUP BY t.capability ORDER BY t.capability;
+GROUP BY a.capability ORDER BY a.capability;
