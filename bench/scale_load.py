@@ -11,7 +11,8 @@ approval's id and its closing one closings_base + k.
 The session runs with session_replication_role = replica (superuser), so the approvals'
 and votes' triggers and the foreign keys' checks do not run row by row: what those
 triggers would have written (the notifications, and the web channel's deliveries with
-their `notified` events, as if `signoff web` had been up all along) is written here; the
+their `notified` events, as if `signoff web` had been up all along, and an approval's
+capability, migration 0029's) is written here; the
 audit chain (one sha256 link a vote and a decision, sequential by design) is left empty:
 no figure reads it. Every CHECK constraint still holds.
 """
@@ -133,9 +134,9 @@ LATERAL (VALUES
 WHERE e.wanted"""
 
 _DECIDED_APPROVALS = f"""
-INSERT INTO approvals (id, task_id, question, created_at, expires_at, decision, decided_by,
-                       decided_at, note)
-SELECT b.k, g, f.question, d.parked_at, f.expires_at, d.decision,
+INSERT INTO approvals (id, task_id, capability, question, created_at, expires_at, decision,
+                       decided_by, decided_at, note)
+SELECT b.k, g, f.capability, f.question, d.parked_at, f.expires_at, d.decision,
        CASE WHEN d.decision <> 'expired' THEN f.person END, d.decided_at, f.note
 FROM {_HISTORY}
 WHERE b.decided"""
@@ -203,8 +204,8 @@ LATERAL (VALUES
 ) AS e(at, kind, actor, detail)"""
 
 _OPEN_APPROVALS = f"""
-INSERT INTO approvals (id, task_id, question, request, created_at, expires_at)
-SELECT o.approval_id, o.task_id, o.question,
+INSERT INTO approvals (id, task_id, capability, question, request, created_at, expires_at)
+SELECT o.approval_id, o.task_id, o.capability, o.question,
        jsonb_build_object(
            'kind', 'job_application', 'role', 'Engineer ' || j, 'company', 'Acme',
            'url', 'https://jobs.example/' || j, 'score', j %% 100, 'score_max', 100,
