@@ -168,16 +168,17 @@ ORDER BY capability, status;
 -- (migrations 0026 and 0027's partial ones for the finished; the claim's and the caps' for
 -- the others), and merged. ReadsMixin.task_search fills in the filters given (the
 -- task_search_by_* blocks below, joined with AND: only those, so the planner sees each
--- as a plain condition or a semi-join), the keyset and the order, from fixed text.
+-- as a plain condition or a semi-join; `false` in the half a status filter rules out), the
+-- keyset and the order, from fixed text.
 SELECT * FROM (
     (SELECT t.* FROM tasks t
      WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
-       AND {filters} AND {keyset}
+       AND {finished_filters} AND {keyset}
      ORDER BY {order} LIMIT %(limit)s)
     UNION ALL
     (SELECT t.* FROM tasks t
      WHERE (t.status IN ('pending', 'approved') OR t.status IN ('running', 'needs_approval'))
-       AND {filters} AND {keyset}
+       AND {open_filters} AND {keyset}
      ORDER BY {order} LIMIT %(limit)s)
 ) t
 ORDER BY {order}
