@@ -120,7 +120,7 @@ if TYPE_CHECKING:
     from taskqueue.runtime.waits import wait_at_most
     from taskqueue.runtime.worker import WorkerConfig, WorkerPool, default_worker_name
     from taskqueue.store.analytics import DecisionStats
-    from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL
+    from taskqueue.store.base import APPROVALS_CHANNEL, TASKS_CHANNEL, ConnectionSource
     from taskqueue.store.batches import Completion, Failure, Releasing
     from taskqueue.store.checks import person_key
     from taskqueue.store.db import describe as describe_dsn
@@ -131,13 +131,7 @@ if TYPE_CHECKING:
         ApproverGroup,
         Attachment,
         Capability,
-        Enqueued,
         Event,
-        GatedAction,
-        NewAttachment,
-        NewTask,
-        Notification,
-        ProducerRun,
         Task,
         TaskDetail,
         Vote,
@@ -148,6 +142,14 @@ if TYPE_CHECKING:
     from taskqueue.store.requests import AskedRequest
     from taskqueue.store.signing import Assertion, SignatureInvalid, approval_challenge
     from taskqueue.store.states import TRANSITIONS, Decision, Status
+    from taskqueue.store.work_models import (
+        Enqueued,
+        GatedAction,
+        NewAttachment,
+        NewTask,
+        Notification,
+        ProducerRun,
+    )
 
 # `redact` names both a submodule and a function. Importing the submodule (which most of
 # the core does) sets the package's attribute `redact` to the module, so the function is
@@ -185,17 +187,18 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'ConfigError': ('taskqueue.errors', 'ConfigError'),
     'ConfigSection': ('taskqueue.config.section', 'ConfigSection'),
     'Conflict': ('taskqueue.errors', 'Conflict'),
+    'ConnectionSource': ('taskqueue.store.base', 'ConnectionSource'),
     'DatabaseUnavailable': ('taskqueue.errors', 'DatabaseUnavailable'),
     'Decision': ('taskqueue.store.states', 'Decision'),
     'DecisionStats': ('taskqueue.store.analytics', 'DecisionStats'),
     'Done': ('taskqueue.runtime.handler', 'Done'),
-    'Enqueued': ('taskqueue.store.models', 'Enqueued'),
+    'Enqueued': ('taskqueue.store.work_models', 'Enqueued'),
     'Event': ('taskqueue.store.models', 'Event'),
     'Fail': ('taskqueue.runtime.handler', 'Fail'),
     'Failure': ('taskqueue.store.batches', 'Failure'),
     'Gate': ('taskqueue.runtime.gate', 'Gate'),
     'Gated': ('taskqueue.runtime.gate', 'Gated'),
-    'GatedAction': ('taskqueue.store.models', 'GatedAction'),
+    'GatedAction': ('taskqueue.store.work_models', 'GatedAction'),
     'Handler': ('taskqueue.runtime.handler', 'Handler'),
     'HealthCheck': ('taskqueue.maintenance.healthchecks', 'HealthCheck'),
     'Heartbeat': ('taskqueue.runtime.heartbeat', 'Heartbeat'),
@@ -211,8 +214,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'MAX_SECONDS': ('taskqueue.config.section', 'MAX_SECONDS'),
     'MigrationError': ('taskqueue.errors', 'MigrationError'),
     'NOTIFICATIONS_CHANNEL': ('taskqueue.store.notifications', 'NOTIFICATIONS_CHANNEL'),
-    'NewAttachment': ('taskqueue.store.models', 'NewAttachment'),
-    'NewTask': ('taskqueue.store.models', 'NewTask'),
+    'NewAttachment': ('taskqueue.store.work_models', 'NewAttachment'),
+    'NewTask': ('taskqueue.store.work_models', 'NewTask'),
     'NotAnApprover': ('taskqueue.errors', 'NotAnApprover'),
     'NotApproved': ('taskqueue.runtime.gate', 'NotApproved'),
     'NotFound': ('taskqueue.errors', 'NotFound'),
@@ -221,7 +224,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'NothingToClaim': ('taskqueue.errors', 'NothingToClaim'),
     'SchemaTooNew': ('taskqueue.errors', 'SchemaTooNew'),
     'ServerTooOld': ('taskqueue.errors', 'ServerTooOld'),
-    'Notification': ('taskqueue.store.models', 'Notification'),
+    'Notification': ('taskqueue.store.work_models', 'Notification'),
     'ObservabilityServer': ('taskqueue.http.server', 'ObservabilityServer'),
     'Outcome': ('taskqueue.runtime.handler', 'Outcome'),
     'Park': ('taskqueue.runtime.handler', 'Park'),
@@ -230,7 +233,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'ProducerContext': ('taskqueue.runtime.producer', 'ProducerContext'),
     'ProducerJob': ('taskqueue.runtime.producer', 'ProducerJob'),
     'ProducerReport': ('taskqueue.runtime.producer', 'ProducerReport'),
-    'ProducerRun': ('taskqueue.store.models', 'ProducerRun'),
+    'ProducerRun': ('taskqueue.store.work_models', 'ProducerRun'),
     'PruneReport': ('taskqueue.maintenance.pruner', 'PruneReport'),
     'Pruner': ('taskqueue.maintenance.pruner', 'Pruner'),
     'PrunerConfig': ('taskqueue.maintenance.pruner', 'PrunerConfig'),
@@ -388,6 +391,7 @@ __all__ = [
     "ConfigError",
     "ConfigSection",
     "Conflict",
+    "ConnectionSource",
     "DatabaseUnavailable",
     "Decision",
     "DecisionStats",

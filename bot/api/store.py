@@ -13,9 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
-from taskqueue import BadInput, migrate, parse_queries
+from taskqueue import BadInput, ConnectionSource, migrate, parse_queries
 
 OWNER = "api"
 NAME_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -93,7 +91,7 @@ async def migrate_tokens(dsn: str) -> list[str]:
 class TokenStore:
     """Add, find (by the token presented), list and revoke tokens."""
 
-    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+    def __init__(self, pool: ConnectionSource) -> None:
         self.pool = pool
 
     async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,9 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
-
-from taskqueue import BadInput, migrate, parse_queries
+from taskqueue import BadInput, ConnectionSource, migrate, parse_queries
 
 OWNER = "web"
 NAME_RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -61,7 +59,7 @@ async def migrate_accounts(dsn: str) -> list[str]:
 class AccountStore:
     """Reads and writes the web channel's tables on a connection pool."""
 
-    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+    def __init__(self, pool: ConnectionSource) -> None:
         self.pool = pool
 
     async def _rows(self, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:

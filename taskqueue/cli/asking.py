@@ -14,7 +14,7 @@ from taskqueue.cli.remote import URL_ENV, RemoteQueue
 from taskqueue.config.settings import load_config
 from taskqueue.errors import Conflict
 from taskqueue.runtime.approval_waker import ApprovalWaker
-from taskqueue.store.models import NewAttachment
+from taskqueue.store.work_models import NewAttachment
 
 if TYPE_CHECKING:
     from taskqueue.queues.asker import AskerQueue

@@ -5,28 +5,34 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 
 from taskqueue.cli import output as out
-from taskqueue.cli.enqueue_settings import (
-    missing_settings_warning,
-    with_configured_attempts,
-    write_configured_settings,
+from taskqueue.cli.inputs import (
+    cli_config,
+    cli_limits,
+    config_limits,
+    parse_json,
+    read_attachments,
+    read_jsonl,
 )
-from taskqueue.cli.inputs import cli_limits, parse_json, read_attachments, read_jsonl
 from taskqueue.cli.people import resolve_person, typed_by
-from taskqueue.config.model import CAP_SETTINGS
-from taskqueue.config.settings import load_config
 from taskqueue.errors import BadInput, MigrationError, NothingToClaim
-from taskqueue.maintenance.signals import read_signals
-from taskqueue.queues.whole import TaskQueue
+from taskqueue.queues.people import PeopleQueue
+from taskqueue.queues.shared import SharedQueue
 from taskqueue.store.checks import Limits
 from taskqueue.store.db import describe, resolve_dsn
-from taskqueue.store.migrate import migrate
-from taskqueue.store.models import NewTask
+
+if TYPE_CHECKING:
+    from taskqueue.queues.whole import TaskQueue
+
+# The commands a person runs most (ls, show, approve) open the part of the queue they use
+# and import only its modules; the others import what they need when they run (issue 44's
+# CLI start-up: a module's import costs every command that loads it).
+Part = TypeVar("Part", bound=SharedQueue)
 
 UNSET: Any = object()
 
@@ -36,18 +42,46 @@ async def ready_dsn() -> str:
     works on a fresh one; a DATABASE_URL is migrated only by `signoff migrate`."""
     dsn = resolve_dsn()
     if not os.environ.get("DATABASE_URL"):
+        from taskqueue.store.migrate import migrate
+
         await migrate(dsn)
     return dsn
 
 
 @asynccontextmanager
-async def open_queue(max_size: int = 1, limits: Limits | None = None
-                     ) -> AsyncIterator[TaskQueue]:
-    """A queue on the CLI's database, under `limits` (default: the config file's)."""
+async def open_part(part: type[Part], limits: Limits | None = None) -> AsyncIterator[Part]:
+    """One part of the queue (a facade of taskqueue/queues/) on one connection to the CLI's
+    database, under `limits` (default: the config file's)."""
     limits = limits or cli_limits()
     dsn = await ready_dsn()
+    async with _opened(part.connect_single(dsn), dsn, limits) as queue:
+        yield queue
+
+
+@asynccontextmanager
+async def open_queue(max_size: int = 1, limits: Limits | None = None
+                     ) -> AsyncIterator[TaskQueue]:
+    """The whole queue on the CLI's database, under `limits` (default: the config file's):
+    on one connection for a command that makes its calls one after another (`max_size` 1),
+    on a pool for one that makes them side by side."""
+    from taskqueue.queues.whole import TaskQueue
+
+    if max_size == 1:
+        async with open_part(TaskQueue, limits) as queue:
+            yield queue
+        return
+    limits = limits or cli_limits()
+    dsn = await ready_dsn()
+    async with _opened(TaskQueue.connect(dsn, min_size=1, max_size=max_size), dsn,
+                       limits) as queue:
+        yield queue
+
+
+@asynccontextmanager
+async def _opened(connect: AbstractAsyncContextManager[Part], dsn: str, limits: Limits
+                  ) -> AsyncIterator[Part]:
     try:
-        async with TaskQueue.connect(dsn, min_size=1, max_size=max_size) as queue:
+        async with connect as queue:
             queue.limits = limits
             yield queue
     except psycopg.errors.UndefinedTable:
@@ -56,6 +90,8 @@ async def open_queue(max_size: int = 1, limits: Limits | None = None
 
 
 async def migrate_cmd(args: Any) -> int:
+    from taskqueue.store.migrate import migrate
+
     applied = await migrate(resolve_dsn())
     if args.json:
         out.print_json({"applied": applied})
@@ -71,6 +107,14 @@ async def enqueue_cmd(args: Any) -> int:
         raise BadInput("--dedupe-key names one task; it cannot apply to a batch")
     if args.max_attempts is not None and args.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
+    from taskqueue.cli.enqueue_settings import (
+        missing_settings_warning,
+        with_configured_attempts,
+        write_configured_settings,
+    )
+    from taskqueue.config.settings import load_config
+    from taskqueue.store.work_models import NewTask
+
     config = load_config(args.config, imports=False)
     requester = resolve_person(config, args.by) if args.by else "cli"
     limits = config.limits
@@ -159,9 +203,9 @@ async def fail_cmd(args: Any) -> int:
 
 async def decide_cmd(args: Any) -> int:
     decision = {"approve": "approved", "skip": "skipped", "revise": "revised"}[args.decision]
-    config = load_config(args.config, imports=False)
+    config = cli_config(args.config)
     by = resolve_person(config, args.by)
-    async with open_queue(limits=config.limits) as queue:
+    async with open_part(PeopleQueue, config_limits(config)) as queue:
         approval = await queue.approval_decide_for_task(args.id, decision, by, args.note,
                                                         via=typed_by())
     if args.json:
@@ -202,6 +246,8 @@ async def reap_cmd(args: Any) -> int:
 
 
 async def signals_cmd(args: Any) -> int:
+    from taskqueue.maintenance.signals import read_signals
+
     async with open_queue() as queue:
         signals = await read_signals(queue)
     if args.json:
@@ -212,7 +258,7 @@ async def signals_cmd(args: Any) -> int:
 
 
 async def ls_cmd(args: Any) -> int:
-    async with open_queue() as queue:
+    async with open_part(PeopleQueue) as queue:
         tasks = await queue.task_list(status=args.status, capability=args.capability,
                                       limit=args.limit)
     if args.json:
@@ -223,7 +269,7 @@ async def ls_cmd(args: Any) -> int:
 
 
 async def show_cmd(args: Any) -> int:
-    async with open_queue() as queue:
+    async with open_part(PeopleQueue) as queue:
         detail = await queue.task_detail(args.id)
     if args.json:
         out.print_json(detail.to_json())
@@ -232,12 +278,11 @@ async def show_cmd(args: Any) -> int:
     return 0
 
 
-_CAP_OPTIONS = {s.option: s.column for s in CAP_SETTINGS}
-
-
 async def caps_set_cmd(args: Any) -> int:
-    changes = {column: getattr(args, option) for option, column in _CAP_OPTIONS.items()
-               if getattr(args, option) is not UNSET}
+    from taskqueue.config.model import CAP_SETTINGS
+
+    changes = {s.column: getattr(args, s.option) for s in CAP_SETTINGS
+               if getattr(args, s.option) is not UNSET}
     if not changes:
         raise BadInput("nothing to set: give at least one option, e.g. --max-running 2")
     async with open_queue() as queue:

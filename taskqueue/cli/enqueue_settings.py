@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from taskqueue.config.model import Config
 from taskqueue.config.settings import apply_capabilities
 from taskqueue.queues.whole import TaskQueue
-from taskqueue.store.models import Capability, NewTask
+from taskqueue.store.models import Capability
+from taskqueue.store.work_models import NewTask
 
 __all__ = ["missing_settings_warning", "with_configured_attempts", "write_configured_settings"]
 

@@ -9,12 +9,15 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from taskqueue.config.settings import load_config
+from taskqueue.config.location import config_path
 from taskqueue.errors import AttachmentTooLarge, BadInput
 from taskqueue.store.checks import MAX_INT_DIGITS, Limits, check_json
-from taskqueue.store.models import NewAttachment
+
+if TYPE_CHECKING:
+    from taskqueue.config.model import Config
+    from taskqueue.store.work_models import NewAttachment
 
 # JSON text may be longer than its compact form (spaces, \u escapes of one byte); text past
 # this many times the limit cannot fit and is refused before it is parsed.
@@ -22,9 +25,25 @@ TEXT_FACTOR = 6
 _CHUNK = 1024 * 1024
 
 
+def cli_config(path: str | None = None) -> Config | None:
+    """The config file (`path`, else $SIGNOFF_CONFIG) read and checked, its handlers not
+    imported; None when no file is named. A command that needs only the limits or the
+    people then never loads the config's machinery (issue 44's CLI start-up)."""
+    if config_path(path) is None:
+        return None
+    from taskqueue.config.settings import load_config
+
+    return load_config(path, imports=False)
+
+
+def config_limits(config: Config | None) -> Limits:
+    """The config's `[limits]`, or the defaults without one."""
+    return config.limits if config is not None else Limits()
+
+
 def cli_limits() -> Limits:
     """The `[limits]` of the config file ($SIGNOFF_CONFIG), else the defaults."""
-    return load_config(imports=False).limits
+    return config_limits(cli_config())
 
 
 def parse_json(text: str | None, what: str, limits: Limits, *, obj: bool = True) -> Any:
@@ -81,6 +100,8 @@ def _payloads(file: IO[str], limits: Limits) -> Iterator[dict[str, Any]]:
 
 def read_attachments(paths: list[str], limits: Limits) -> list[NewAttachment]:
     """Each file's bytes; only regular files, read no further than the limit allows."""
+    from taskqueue.store.work_models import NewAttachment  # a command that attaches, alone
+
     return [NewAttachment(Path(name).name, read_file(name, limits.max_attachment_bytes))
             for name in paths]
 

@@ -17,7 +17,6 @@ from taskqueue.cli import commands as cmd
 from taskqueue.cli import manners
 from taskqueue.cli.arguments import cap_value, non_negative, on_off, positive
 from taskqueue.cli.manners import STATUSES
-from taskqueue.config.model import CAP_SETTINGS
 from taskqueue.errors import did_you_mean, one_line, printable, run_main
 from taskqueue.runtime.logsetup import configure_logging, log_options
 
@@ -217,6 +216,8 @@ def _add_reading_commands(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from taskqueue.config.model import CAP_SETTINGS  # the config's model, for `caps` alone
+
     caps = sub.add_parser("caps", help="per-capability caps and settings",
                           description="Per-capability caps and settings: `caps set` changes "
                                       "them, `caps ls` lists them.")
@@ -234,6 +235,15 @@ def _add_caps_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p = caps_sub.add_parser("ls", help="list capabilities' settings")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd.caps_ls_cmd)
+
+
+# The commands built here, by the function that adds them: a command line that names one
+# builds its group alone (each parser argparse builds costs every run).
+_GROUPS = {_add_producer_commands: ("migrate", "enqueue"),
+           _add_worker_commands: ("claim", "heartbeat", "release", "park", "complete", "fail"),
+           _add_people_commands: ("approve", "skip", "revise", "retry", "cancel"),
+           _add_reading_commands: ("reap", "signals", "ls", "show"),
+           _add_caps_commands: ("caps",)}
 
 
 class _Version(argparse.Action):
@@ -254,8 +264,9 @@ def build_parser(*, plugins: bool = True, command: str | None = None
                  ) -> argparse.ArgumentParser:
     """The whole parser; `plugins=False` leaves out the subcommands other packages add
     (a built-in command does not need them, and finding them costs each run time), and a
-    `command` leaves out the other commands that have modules of their own (MODULE_COMMANDS):
-    a parser that can parse that one command line, never one to list the commands."""
+    built-in `command` leaves out every other command but those added with it (its group in
+    _GROUPS, or its module in MODULE_COMMANDS): a parser that can parse that one command
+    line, never one to list the commands."""
     parser = Parser(
         prog="signoff", description="A durable PostgreSQL task queue that stops for sign-off.")
     parser.add_argument("-v", "--verbose", action="count", default=0,
@@ -263,11 +274,13 @@ def build_parser(*, plugins: bool = True, command: str | None = None
     parser.add_argument("--version", action=_Version)
     sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]", parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND"))
-    for add in (_add_producer_commands, _add_worker_commands, _add_people_commands,
-                _add_reading_commands, _add_caps_commands):
-        add(sub)
+    built_in = command in MODULE_COMMANDS or any(command in names
+                                                  for names in _GROUPS.values())
+    for add, names in _GROUPS.items():
+        if not built_in or command in names:
+            add(sub)
     for name, module in MODULE_COMMANDS.items():
-        if command is None or command == name:
+        if not built_in or command == name:
             importlib.import_module(f"taskqueue.cli.{module}").add_parser(sub)
     if plugins:
         _add_plugin_commands(sub)

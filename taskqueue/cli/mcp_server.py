@@ -15,7 +15,7 @@ from taskqueue.cli.asking import Asker, add_asker_options, open_asker
 from taskqueue.cli.inputs import cli_limits, read_attachments
 from taskqueue.errors import SignoffError
 from taskqueue.extras import require_extra
-from taskqueue.store.models import NewAttachment
+from taskqueue.store.work_models import NewAttachment
 
 DEFAULT_CAPABILITY = "agent_actions"
 # The longest a tool call waits for a decision before it answers "still open".

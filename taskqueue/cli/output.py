@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskqueue.cli.request_text import request_lines
 from taskqueue.errors import human_time, printable
-from taskqueue.maintenance.signals import Signal, Signals
-from taskqueue.store.models import Capability, Task, TaskDetail
+
+if TYPE_CHECKING:
+    from taskqueue.maintenance.signals import Signal, Signals
+    from taskqueue.store.models import Capability, Task, TaskDetail
 
 # C1 controls and DEL pass json.dumps raw with ensure_ascii=False; CSI (\x9b) alone can
 # drive some terminals. Bidi overrides reorder what a reader sees.

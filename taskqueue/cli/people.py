@@ -3,13 +3,15 @@ tables, and the OS account and host that ran the command (`cli:USER@HOST`)."""
 
 from __future__ import annotations
 
-import getpass
 import socket
+from typing import TYPE_CHECKING
 
 from taskqueue.cli.output import safe
-from taskqueue.config.model import Config
 from taskqueue.errors import BadInput
 from taskqueue.store.checks import person_key
+
+if TYPE_CHECKING:
+    from taskqueue.config.model import Config
 
 
 def configured_people(config: Config) -> list[str]:
@@ -18,11 +20,11 @@ def configured_people(config: Config) -> list[str]:
     return [str(name) for name in people] if isinstance(people, dict) else []
 
 
-def resolve_person(config: Config, name: str) -> str:
+def resolve_person(config: Config | None, name: str) -> str:
     """The person `--by` names. With `[people.*]` configured it must name one of them
-    (compared case-folded; the config's spelling is recorded); without, it is kept as typed."""
-    people = configured_people(config)
-    if not people:
+    (compared case-folded; the config's spelling is recorded); without (or without a
+    config file), it is kept as typed."""
+    if config is None or not (people := configured_people(config)):
         return name
     for person in people:
         if person_key(person) == person_key(name):
@@ -33,6 +35,8 @@ def resolve_person(config: Config, name: str) -> str:
 
 def typed_by() -> str:
     """The OS user and host that ran this command: `cli:USER@HOST`."""
+    import getpass  # a decision's alone: it loads termios
+
     try:
         user = getpass.getuser()
     except (KeyError, OSError):

@@ -17,7 +17,7 @@ from typing import Any
 from taskqueue.errors import BadInput, Conflict, NotFound, SignoffError
 from taskqueue.redact import secret_register
 from taskqueue.runtime.backoff import Backoff
-from taskqueue.store.models import NewAttachment
+from taskqueue.store.work_models import NewAttachment
 
 TOKEN_ENV = "SIGNOFF_TOKEN"
 URL_ENV = "SIGNOFF_URL"

@@ -9,6 +9,7 @@ from typing import Any
 
 from taskqueue.config.checker import Checker, KeyPath
 from taskqueue.config.groups import check_capability_people, parse_groups
+from taskqueue.config.location import CONFIG_ENV, config_path
 from taskqueue.config.model import (
     CAP_SETTINGS,
     MODES,
@@ -28,8 +29,6 @@ from taskqueue.queues.operator import OperatorQueue
 from taskqueue.store.checks import DEFAULT_LIMITS, Limits
 from taskqueue.store.models import Capability
 
-CONFIG_ENV = "SIGNOFF_CONFIG"
-
 _TOP = {"timezone", "reaper", "signals", "nudges", "scheduler", "worker", "capabilities",
         "workloads", "limits", "retention"}
 _LIMITS = {"max_json_bytes", "max_json_depth", "max_attachment_bytes"}
@@ -40,14 +39,6 @@ _CAP = {"handler", "mode", "concurrency", "tick_minutes", "timeout_seconds", "re
             s.key for s in CAP_SETTINGS}
 _SIGNALS = {"incident_count", "incident_age_hours", "nudge_count", "nudge_age_hours",
             "check_minutes"}
-
-
-def config_path(path: str | os.PathLike[str] | None = None,
-                env: Mapping[str, str] | None = None) -> Path | None:
-    """`--config`, else SIGNOFF_CONFIG, else None (built-in defaults)."""
-    env = os.environ if env is None else env
-    chosen = path if path is not None else env.get(CONFIG_ENV) or None
-    return Path(chosen) if chosen is not None else None
 
 
 def workload_section(name: str, path: str | os.PathLike[str] | None = None,

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.queues.asker import AskerQueue
 from taskqueue.queues.channel import ChannelQueue
@@ -18,9 +17,13 @@ from taskqueue.queues.maintenance import MaintenanceQueue
 from taskqueue.queues.operator import OperatorQueue
 from taskqueue.queues.producer import ProducerQueue
 from taskqueue.queues.worker import WorkerQueue
-from taskqueue.store import pooler, reconnect
-from taskqueue.store.base import Conn
+from taskqueue.store import pooler
 from taskqueue.store.db import check_pooled, check_reachable, resolve_dsn
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+
+    from taskqueue.store.base import Conn
 
 
 class TaskQueue(WorkerQueue, ProducerQueue, AskerQueue, ChannelQueue, MaintenanceQueue,
@@ -32,6 +35,11 @@ class TaskQueue(WorkerQueue, ProducerQueue, AskerQueue, ChannelQueue, Maintenanc
     async def connect(cls, dsn: str | None = None, *, min_size: int = 1, max_size: int = 4,
                       **kwargs: Any) -> AsyncIterator[TaskQueue]:
         """Open a pool on `dsn` (DATABASE_URL or the embedded server when None)."""
+        # Imported here: a short-lived command (connect_single) never loads the pool.
+        from psycopg_pool import AsyncConnectionPool
+
+        from taskqueue.store import reconnect
+
         dsn = dsn or resolve_dsn()
         await check_reachable(dsn)
         pooler.say_once(dsn)
@@ -48,3 +56,4 @@ class TaskQueue(WorkerQueue, ProducerQueue, AskerQueue, ChannelQueue, Maintenanc
             yield queue
         finally:
             await pool.close()
+

@@ -34,8 +34,9 @@ from taskqueue.errors import LeaseLost, SignoffError, human_time
 from taskqueue.queues.worker import WorkerQueue
 from taskqueue.runtime.crashpoints import Checkpoint
 from taskqueue.store.groups import groups_missing
-from taskqueue.store.models import JSON, GatedAction, GateView, Task
+from taskqueue.store.models import JSON, Task
 from taskqueue.store.states import Decision, Status
+from taskqueue.store.work_models import GatedAction, GateView
 
 Act = Callable[[GatedAction], Awaitable[Any]]
 Verify = Callable[[GatedAction], Awaitable[bool | None]]

@@ -13,7 +13,8 @@ from taskqueue.errors import ConfigError
 from taskqueue.queues.whole import TaskQueue
 from taskqueue.runtime.crashpoints import Checkpoint
 from taskqueue.runtime.gate import Act, Gate, Gated, Verify
-from taskqueue.store.models import JSON, NewAttachment, Task
+from taskqueue.store.models import JSON, Task
+from taskqueue.store.work_models import NewAttachment
 
 
 @dataclass(frozen=True)

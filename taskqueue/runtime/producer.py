@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 from taskqueue.queues.whole import TaskQueue
 from taskqueue.runtime.periods import canonical_period, period_of
 from taskqueue.runtime.worker import default_worker_name
-from taskqueue.store.models import JSON, Enqueued
+from taskqueue.store.models import JSON
+from taskqueue.store.work_models import Enqueued
 
 log = logging.getLogger("signoff.producer")
 

@@ -4,14 +4,13 @@ and running named queries."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol
 
 import psycopg
 from psycopg import AsyncConnection, AsyncCursor
 from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.store import rows
 from taskqueue.store.checks import DEFAULT_LIMITS, Limits, check_json
@@ -26,6 +25,17 @@ APPROVALS_CHANNEL = "signoff_approvals"
 ANSWERS_CHANNEL = "signoff_answers"
 
 Conn = AsyncConnection[dict[str, Any]]
+
+
+class ConnectionSource(Protocol):
+    """Where a queue's calls get their connection: psycopg_pool's AsyncConnectionPool, or a
+    short-lived process's one connection (store/one_connection.py)."""
+
+    conninfo: Any  # the DSN, or a callable computing it (a pool's may be)
+
+    def connection(self, timeout: float | None = None) -> AbstractAsyncContextManager[Conn]:
+        """A connection lent for one call, taken back after it."""
+        ...
 
 
 def jsonb(value: Any, what: str = "a JSON value", limits: Limits = DEFAULT_LIMITS
@@ -54,7 +64,7 @@ class Pipelined:
 class QueueBase:
     """What every part of the queue shares; only these helpers execute SQL."""
 
-    def __init__(self, pool: AsyncConnectionPool[Conn], *,
+    def __init__(self, pool: ConnectionSource, *,
                  max_attachment_bytes: int = DEFAULT_LIMITS.max_attachment_bytes,
                  max_json_bytes: int = DEFAULT_LIMITS.max_json_bytes,
                  max_json_depth: int = DEFAULT_LIMITS.max_json_depth) -> None:

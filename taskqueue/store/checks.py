@@ -8,11 +8,13 @@ import math
 import unicodedata
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskqueue.errors import AlreadyDecided, ApprovalExpired, BadInput, did_you_mean, human_time
-from taskqueue.store.models import NewTask
 from taskqueue.store.states import Decision, Status
+
+if TYPE_CHECKING:
+    from taskqueue.store.work_models import NewTask
 
 DEFAULT_MAX_JSON_BYTES = 1024 * 1024
 DEFAULT_MAX_JSON_DEPTH = 64

@@ -10,7 +10,6 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ConnStatus, TransactionStatus
-from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import DatabaseUnavailable, ServerTooOld, host_failures, one_line
 from taskqueue.redact import secret_register_dsn
@@ -47,9 +46,18 @@ def describe(dsn: str) -> str:
 async def check_reachable(dsn: str, timeout: int = 5) -> None:
     """Connect once, so an unreachable server is one clear error naming host and port
     (never the password: it is registered as a secret first)."""
+    conn = await connect_checked(dsn, timeout)
+    await conn.close()
+
+
+async def connect_checked(dsn: str, timeout: int = 5, **kwargs: Any
+                          ) -> psycopg.AsyncConnection[Any]:
+    """A connection to `dsn` (made with `kwargs`) to a server Signoff supports, with whether
+    it goes through a pooler noted; an unreachable server is one clear error naming host and
+    port (never the password: it is registered as a secret first)."""
     secret_register_dsn(dsn)
     try:
-        conn = await psycopg.AsyncConnection.connect(dsn, connect_timeout=timeout)
+        conn = await psycopg.AsyncConnection.connect(dsn, connect_timeout=timeout, **kwargs)
     except psycopg.OperationalError as exc:
         if attempts := host_failures(str(exc)):
             # Every host tried, once each: "the primary refused" is the news, not only
@@ -66,8 +74,10 @@ async def check_reachable(dsn: str, timeout: int = 5) -> None:
         number = conn.info.server_version
         check_server_version(number, describe(dsn))
         await pooler.detect(conn, dsn)
-    finally:
+    except BaseException:
         await conn.close()
+        raise
+    return conn
 
 
 def version_text(number: int) -> str:
@@ -97,6 +107,8 @@ async def check_pooled(conn: psycopg.AsyncConnection[Any]) -> None:
     if (pgconn.status == ConnStatus.OK and pgconn.transaction_status == TransactionStatus.IDLE
             and not _readable(pgconn.socket)):
         return
+    from psycopg_pool import AsyncConnectionPool  # a pool's own check: the pool is loaded
+
     await AsyncConnectionPool.check_connection(conn)
 
 

@@ -8,9 +8,10 @@ from taskqueue.errors import LeaseLost, TaskNotFound
 from taskqueue.store.base import Conn, QueueBase
 from taskqueue.store.checks import check_claim
 from taskqueue.store.groups import groups_from_json
-from taskqueue.store.models import JSON, GatedAction, GateView
+from taskqueue.store.models import JSON
 from taskqueue.store.passkeys import signed_people
 from taskqueue.store.states import Decision
+from taskqueue.store.work_models import GatedAction, GateView
 
 
 def _action(row: dict[str, Any], prefix: str = "") -> GatedAction:

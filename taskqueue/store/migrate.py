@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import psycopg
@@ -16,13 +13,13 @@ import psycopg
 from taskqueue.errors import MigrationError
 from taskqueue.store import pooler
 from taskqueue.store.db import check_reachable
+from taskqueue.store.migration_files import migration_files, migrations_dir
 
 log = logging.getLogger("signoff.migrate")
 
 # Taken in each migration's transaction, so processes migrating at once apply each file
 # exactly once, through a transaction pooler too.
 LOCK_KEY = 0x5167_6E6F_6666  # "Signoff"
-_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 _CREATE_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -44,29 +41,10 @@ class Migration:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
 
-def migrations_dir() -> Path:
-    """SIGNOFF_MIGRATIONS_DIR, else the migrations shipped inside this package."""
-    configured = os.environ.get("SIGNOFF_MIGRATIONS_DIR")
-    if configured:
-        return Path(configured)
-    return Path(str(resources.files(__package__).joinpath("migrations")))
-
-
 def discover(folder: Path | None = None) -> list[Migration]:
-    """The migration files in version order; a misnamed .sql file is an error."""
-    folder = folder or migrations_dir()
-    if not folder.is_dir():
-        raise MigrationError(f"no migrations folder at {folder}")
-    found: list[Migration] = []
-    for path in sorted(folder.glob("*.sql")):
-        match = _FILE.match(path.name)
-        if not match:
-            raise MigrationError(f"migration file {path.name} is not named NNNN_name.sql")
-        found.append(Migration(match[1], match[2], path.read_text("utf-8")))
-    versions = [m.version for m in found]
-    if len(set(versions)) != len(versions):
-        raise MigrationError("two migration files share a version number")
-    return found
+    """The migration files in version order, read; a misnamed .sql file is an error."""
+    return [Migration(version, name, path.read_text("utf-8"))
+            for version, name, path in migration_files(folder or migrations_dir())]
 
 
 async def migrate(dsn: str, folder: Path | None = None, *, owner: str | None = None

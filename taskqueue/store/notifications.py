@@ -16,7 +16,8 @@ from typing import Any
 from taskqueue.errors import BadInput
 from taskqueue.redact import redact
 from taskqueue.store.base import QueueBase, jsonb
-from taskqueue.store.models import JSON, Notification
+from taskqueue.store.models import JSON
+from taskqueue.store.work_models import Notification
 
 NOTIFICATIONS_CHANNEL = "signoff_notifications"
 # A claim lasts this long unless renewed (seconds): a dead sender's rows are owed again

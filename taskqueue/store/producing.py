@@ -10,11 +10,11 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from taskqueue.errors import Conflict
-from taskqueue.store import rows
 from taskqueue.store.base import TASKS_CHANNEL, Conn, QueueBase, jsonb
 from taskqueue.store.checks import check_capability, check_name, check_new_task, json_text
-from taskqueue.store.models import JSON, Enqueued, NewTask, ProducerRun
+from taskqueue.store.models import JSON
 from taskqueue.store.queries import query
+from taskqueue.store.work_models import Enqueued, NewTask, ProducerRun
 
 
 class ProducingMixin(QueueBase):
@@ -108,7 +108,7 @@ class ProducingMixin(QueueBase):
             row = await self._one(conn, "producer_run_begin", {
                 "capability": capability, "producer": producer, "period": period,
                 "runner": runner, "lease": lease})
-        return rows.producer_run_from_row(row) if row else None
+        return _run_from_row(row) if row else None
 
     async def producer_run_finish(self, run: ProducerRun, *, created: int, existing: int,
                                   report: JSON | None) -> ProducerRun | None:
@@ -117,7 +117,7 @@ class ProducingMixin(QueueBase):
             row = await self._one(conn, "producer_run_finish", {
                 "id": run.id, "runner": run.runner, "created": created, "existing": existing,
                 "report": jsonb(report, "the producer's report")})
-        return rows.producer_run_from_row(row) if row else None
+        return _run_from_row(row) if row else None
 
     async def producer_run_abandon(self, run: ProducerRun) -> None:
         """Give an unfinished period back at once (the producer raised)."""
@@ -129,4 +129,12 @@ class ProducingMixin(QueueBase):
         async with self.pool.connection() as conn:
             row = await self._one(conn, "producer_run_get", {
                 "capability": capability, "producer": producer, "period": period})
-        return rows.producer_run_from_row(row) if row else None
+        return _run_from_row(row) if row else None
+
+
+def _run_from_row(row: dict[str, Any]) -> ProducerRun:
+    return ProducerRun(
+        id=row["id"], capability=row["capability"], producer=row["producer"],
+        period=row["period"], runner=row["runner"], started_at=row["started_at"],
+        finished_at=row["finished_at"], created=row["created"], existing=row["existing"],
+        report=row["report"])

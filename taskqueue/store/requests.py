@@ -23,9 +23,10 @@ from taskqueue.store.checks import (
     check_setting,
     check_text,
 )
-from taskqueue.store.models import JSON, Approval, NewAttachment, iso
+from taskqueue.store.models import JSON, Approval, iso
 from taskqueue.store.queries import query
 from taskqueue.store.states import Decision, Status
+from taskqueue.store.work_models import NewAttachment
 
 # The longest idempotency key, in characters.
 MAX_KEY_CHARS = 200

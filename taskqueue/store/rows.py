@@ -6,7 +6,7 @@ import hashlib
 import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskqueue.errors import AttachmentTooLarge, BadInput
 from taskqueue.store.groups import groups_from_json
@@ -15,12 +15,13 @@ from taskqueue.store.models import (
     Attachment,
     Capability,
     Event,
-    NewAttachment,
-    ProducerRun,
     Task,
     Vote,
 )
 from taskqueue.store.states import Decision, Status
+
+if TYPE_CHECKING:
+    from taskqueue.store.work_models import NewAttachment
 
 Row = Mapping[str, Any]
 
@@ -207,10 +208,3 @@ def check_attachment(item: NewAttachment, limit: int) -> dict[str, Any]:
         "data": item.data,
     }
 
-
-def producer_run_from_row(row: Row) -> ProducerRun:
-    return ProducerRun(
-        id=row["id"], capability=row["capability"], producer=row["producer"],
-        period=row["period"], runner=row["runner"], started_at=row["started_at"],
-        finished_at=row["finished_at"], created=row["created"], existing=row["existing"],
-        report=row["report"])

@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from taskqueue.errors import MigrationError, SchemaTooNew
-from taskqueue.store.migrate import discover, migrations_dir
+from taskqueue.store.migration_files import migration_files, migrations_dir
 
 # The core's newest applied migration; channels record theirs as `owner/NNNN`.
 _NEWEST_APPLIED = """
@@ -20,7 +20,7 @@ SELECT max(version) AS version FROM schema_migrations WHERE version NOT LIKE '%/
 @cache
 def _known(folder: str) -> str:
     try:
-        return max((m.version for m in discover(Path(folder))), default="")
+        return max((version for version, _, _ in migration_files(Path(folder))), default="")
     except MigrationError:
         return ""
 
@@ -37,9 +37,11 @@ async def newer_schema(conn: psycopg.AsyncConnection[Any]) -> str | None:
     if not known:
         return None
     try:
-        async with conn.transaction():
-            cur = await conn.execute(_NEWEST_APPLIED)
-            row = await cur.fetchone()
+        if conn.autocommit:  # one statement: no BEGIN and COMMIT round trips around it
+            row = await (await conn.execute(_NEWEST_APPLIED)).fetchone()
+        else:  # in a caller's transaction: a missing table must not abort it
+            async with conn.transaction():
+                row = await (await conn.execute(_NEWEST_APPLIED)).fetchone()
     except psycopg.errors.UndefinedTable:
         return None
     found = _value(row)

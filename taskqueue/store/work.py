@@ -22,9 +22,10 @@ from taskqueue.store.checks import (
     check_setting,
     check_text,
 )
-from taskqueue.store.models import JSON, Approval, NewAttachment, Task
+from taskqueue.store.models import JSON, Approval, Task
 from taskqueue.store.queries import query
 from taskqueue.store.states import Status
+from taskqueue.store.work_models import NewAttachment
 
 
 class WorkMixin(QueueBase):

@@ -29,13 +29,15 @@ def _names(text: str) -> frozenset[str]:
 
 
 # TaskQueue's public names before the split (dir(TaskQueue) on store/client.py's class),
-# and those added since (approval_count_open, approval_list_open_page: the inbox's page).
+# and those added since (approval_count_open, approval_list_open_page: the inbox's page;
+# connect_single: any part on one connection, for a short-lived process).
 BEFORE = _names("""
     alert_state_change approval_count_open approval_decide approval_decide_for_task
     approval_escalate_due approval_expire_many approval_get approval_get_many
     approval_list_open approval_list_open_ids approval_list_open_page approval_remind_due
     approval_signed_people ask attachment_get attachment_prune_many audit_figures_read
-    audit_read capability_get capability_list capability_set connect database_ping
+    audit_read capability_get capability_list capability_set connect connect_single
+    database_ping
     decision_stats event_insert gated_action_check gated_action_drop gated_action_finish
     gated_action_list gated_action_restart gated_action_start max_attachment_bytes
     metrics_read notification_backlog
@@ -55,8 +57,8 @@ BEFORE = _names("""
 
 # What more than one role calls: on the base every facade shares.
 SHARED = _names("""
-    attachment_get database_ping event_insert max_attachment_bytes schema_check_writable
-    signal_read task_get
+    attachment_get connect_single database_ping event_insert max_attachment_bytes
+    schema_check_writable signal_read task_get
 """)
 
 ROLES: dict[type, frozenset[str]] = {

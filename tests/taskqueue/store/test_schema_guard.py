@@ -148,3 +148,21 @@ async def test_a_worker_refuses_at_start_before_writing_its_caps(
         "signoff: this database was migrated by a newer Signoff (9999)")
     assert (await queue.capability_get(CAP)).max_running is None
     assert await value(queue, "SELECT count(*) FROM tasks WHERE status = 'pending'") == 1
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+async def test_the_schema_check_reads_the_newest_migration_either_way(
+        dsn: str, empty_dsn: str, autocommit: bool) -> None:
+    """On an autocommit connection (a pool's, a command's) the check is one statement; in a
+    caller's transaction a missing table must not abort that transaction."""
+    from taskqueue.store.schema_guard import newer_schema
+
+    async with await psycopg.AsyncConnection.connect(empty_dsn, autocommit=autocommit) as conn:
+        assert await newer_schema(conn) is None  # no migrations table yet
+        assert await (await conn.execute("SELECT 7")).fetchone() == (7,)
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=autocommit) as conn:
+        assert await newer_schema(conn) is None  # this client's own schema
+        newer = f"{int(known_version()) + 1:04d}"
+        await conn.execute("INSERT INTO schema_migrations (version, name, checksum) "
+                           "VALUES (%s, 'from_the_future', '')", (newer,))
+        assert await newer_schema(conn) == newer
