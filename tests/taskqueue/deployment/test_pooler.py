@@ -203,3 +203,38 @@ def test_signoff_migrate_through_the_pooler(empty_pooled: str, empty_dsn: str,
     assert again.stdout == "up to date\n", again.stderr
     with psycopg.connect(empty_dsn) as conn:
         assert conn.execute("SELECT count(*) FROM tasks").fetchone() == (0,)
+
+
+async def test_a_part_on_one_connection_through_the_pooler(pooled: str, dsn: str) -> None:
+    """`connect_single` (what a `signoff` command runs on) detects the pooler on its one
+    connection and prepares nothing: each statement runs far past the prepare threshold."""
+    from taskqueue import PeopleQueue
+
+    async with TaskQueue.connect_single(pooled) as q:
+        ids = [(await q.task_enqueue(CAP, {"n": n})).id for n in range(8)]
+        async with q.pool.connection() as conn:
+            assert conn.prepare_threshold is None
+    async with PeopleQueue.connect_single(pooled) as people:
+        for _ in range(12):
+            assert {t.id for t in await people.task_list(capability=CAP)} == set(ids)
+            assert (await people.task_detail(ids[0])).task.payload == {"n": 0}
+
+
+def test_ls_show_and_approve_through_the_pooler(pooled: str, dsn: str) -> None:
+    async def parked() -> int:
+        async with TaskQueue.connect(dsn) as q:
+            await q.task_enqueue(CAP, {"n": 1})
+            task = await q.task_claim(CAP, "w")
+            assert task is not None
+            await q.task_park(task.id, "w", "Go?", claim=task.claim)
+            return task.id
+
+    task_id = asyncio.run(parked())
+    env = os.environ | {"DATABASE_URL": pooled}
+    for argv in (["ls", "--json"], ["show", str(task_id)],
+                 ["approve", str(task_id), "--by", "alice"]):
+        done = subprocess.run([sys.executable, "-m", "taskqueue", *argv], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+    assert sync_rows(dsn, "SELECT status FROM tasks WHERE id = %s", task_id) == [
+        {"status": "approved"}]
