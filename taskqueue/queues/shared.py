@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Self
 
-from psycopg.rows import dict_row
-
 from taskqueue.store import pooler
 from taskqueue.store.common import CommonMixin
 from taskqueue.store.db import resolve_dsn
@@ -30,7 +28,7 @@ class SharedQueue(CommonMixin):
         command): no pool, no second connection for the server's check. Its calls take
         turns on the connection; one that finds it broken connects again."""
         dsn = dsn or resolve_dsn()
-        source = await OneConnection.open(dsn, {"autocommit": True, "row_factory": dict_row})
+        source = await OneConnection.open(dsn)
         try:
             pooler.say_once(dsn)
             queue = cls(source, **kwargs)

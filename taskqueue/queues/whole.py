@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from psycopg.rows import dict_row
-
 from taskqueue.queues.asker import AskerQueue
 from taskqueue.queues.channel import ChannelQueue
 from taskqueue.queues.maintenance import MaintenanceQueue
@@ -18,7 +16,7 @@ from taskqueue.queues.operator import OperatorQueue
 from taskqueue.queues.producer import ProducerQueue
 from taskqueue.queues.worker import WorkerQueue
 from taskqueue.store import pooler
-from taskqueue.store.db import check_pooled, check_reachable, resolve_dsn
+from taskqueue.store.db import check_pooled, check_reachable, connection_kwargs, resolve_dsn
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -46,7 +44,7 @@ class TaskQueue(WorkerQueue, ProducerQueue, AskerQueue, ChannelQueue, Maintenanc
         reconnect.install()
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
             dsn, min_size=min_size, max_size=max_size, open=False,
-            kwargs={"autocommit": True, "row_factory": dict_row, **pooler.pool_kwargs(dsn)},
+            kwargs=connection_kwargs(dsn),
             check=check_pooled,
         )
         await pool.open(wait=True, timeout=30)
@@ -56,4 +54,3 @@ class TaskQueue(WorkerQueue, ProducerQueue, AskerQueue, ChannelQueue, Maintenanc
             yield queue
         finally:
             await pool.close()
-

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import ConnStatus, TransactionStatus
+from psycopg.rows import dict_row
 
 from taskqueue.errors import DatabaseUnavailable, ServerTooOld, host_failures, one_line
 from taskqueue.redact import secret_register_dsn
@@ -78,6 +79,14 @@ async def connect_checked(dsn: str, timeout: int = 5, **kwargs: Any
         await conn.close()
         raise
     return conn
+
+
+def connection_kwargs(dsn: str) -> dict[str, Any]:
+    """How every connection a part of the queue calls on is made, pooled or alone: in
+    autocommit (each call opens its own transaction), with dict rows, and without prepared
+    statements when `dsn` goes through a pooler (known once a connection to it was checked:
+    connect_checked)."""
+    return {"autocommit": True, "row_factory": dict_row, **pooler.pool_kwargs(dsn)}
 
 
 def version_text(number: int) -> str:

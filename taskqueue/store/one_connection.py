@@ -18,9 +18,8 @@ from typing import Any
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from taskqueue.store import pooler
 from taskqueue.store.base import Conn
-from taskqueue.store.db import check_pooled, connect_checked
+from taskqueue.store.db import check_pooled, connect_checked, connection_kwargs
 
 # Seconds a reconnection waits for the server, as the first connection's check does.
 CONNECT_TIMEOUT = 5
@@ -38,11 +37,12 @@ class OneConnection:
         self._holder: asyncio.Task[Any] | None = None
 
     @classmethod
-    async def open(cls, dsn: str, kwargs: dict[str, Any]) -> OneConnection:
-        """Connect to `dsn` with `kwargs` (the server checked: db.connect_checked), with
-        no prepared statements when that found a pooler in between (as a pool's are)."""
-        conn = await connect_checked(dsn, CONNECT_TIMEOUT, **kwargs)
-        kwargs = {**kwargs, **pooler.pool_kwargs(dsn)}
+    async def open(cls, dsn: str) -> OneConnection:
+        """Connect to `dsn` as a pool's connections are made (db.connection_kwargs), the
+        server checked (db.connect_checked); no prepared statements when that check found a
+        pooler in between."""
+        conn = await connect_checked(dsn, CONNECT_TIMEOUT, **connection_kwargs(dsn))
+        kwargs = connection_kwargs(dsn)  # now the check has found whether a pooler is between
         if "prepare_threshold" in kwargs:
             conn.prepare_threshold = kwargs["prepare_threshold"]
         return cls(conn, dsn, kwargs)
