@@ -14,7 +14,7 @@ from taskqueue.store.base import Conn, QueueBase
 from taskqueue.store.checks import check_status
 from taskqueue.store.models import Approval, Capability, Task, TaskDetail
 from taskqueue.store.queries import query
-from taskqueue.store.states import FINISHED, UNFINISHED, Status
+from taskqueue.store.states import FINISHED, Status
 
 # The task list's orders: (ORDER BY, the keyset condition: after the cursor's row).
 _SEARCH_ORDERS = {
@@ -29,12 +29,17 @@ _SEARCH_ORDERS = {
                 "(%(after_at)s::timestamptz, %(after_id)s))"),
 }
 SEARCH_SORTS = tuple(_SEARCH_ORDERS)
-# The filters' blocks (task_search_by_*), each added only when its filter is given, and
-# the parameter that gives it.
-_SEARCH_PARAM = {"text": "words"}
+# task_search's two halves (its SQL names the same statuses): the tasks at rest, finished
+# or waiting for a person, read through indexes in the page's orders (migration 0030); the
+# moving ones, a queue's depth, through the claim's.
+AT_REST = FINISHED | {Status.NEEDS_APPROVAL}
+MOVING = frozenset(Status) - AT_REST
 # From this many matches on, who decided and the text walk the page's order (see
 # ReadsMixin._search_block).
 SEARCH_MANY = 2000
+# The filters' blocks (task_search_by_*), each added only when its filter is given, and
+# the parameter that gives it.
+_SEARCH_PARAM = {"text": "words"}
 _SEARCH_FILTERS = ("capability", "status", "created_after", "created_before", "decided_by",
                    "text")
 MAX_SEARCH_TEXT = 200
@@ -92,51 +97,69 @@ class ReadsMixin(QueueBase):
             "capability": capability, "status": check_status(status) if status else None,
             "created_after": created_after, "created_before": created_before,
             "decided_by": [d.casefold() for d in decided_by] or None,
-            "words": await self._search_words(text) if text is not None else None,
+            "words": None, "lexemes": None,
             "after_id": after[0] if after else None, "after_at": after[1] if after else None,
             "limit": limit}
+        if text is not None:
+            params |= await self._search_words(text)
         async with self._tx() as conn:
-            # Without JIT: at a million tasks the page's plan costs past jit_above_cost, and
-            # compiling it took 100 to 120 ms of a page that reads 51 rows (issue 44).
-            await self._without_jit(conn)
+            await self._small_reads(conn)
             filters = " AND ".join([
-                query(await self._search_block(conn, k, params))
-                for k in _SEARCH_FILTERS if params[_SEARCH_PARAM.get(k, k)] is not None]) or "true"
+                query(await self._search_block(conn, key, params))
+                for key in _SEARCH_FILTERS if params[_SEARCH_PARAM.get(key, key)] is not None
+            ]) or "true"
             # A status filter leaves one half empty, and the planner cannot tell: the
-            # unfinished half walked all 700,000 failed tasks of a 10M history (issue 44).
+            # other half walked all 700,000 failed tasks of a 10M history (issue 44).
             status = params["status"]
             sql = (query("task_search")
-                   .replace("{finished_filters}",
-                            "false" if status in UNFINISHED else filters)
-                   .replace("{open_filters}",
-                            "false" if status in FINISHED else filters)
+                   .replace("{at_rest_filters}", "false" if status in MOVING else filters)
+                   .replace("{moving_filters}", "false" if status in AT_REST else filters)
                    .replace("{keyset}", keyset).replace("{order}", order))
             found = await self._all_unprepared(conn, sql, params)
             approvals = await self._latest_approvals(conn, [r["id"] for r in found])
         return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
 
+    @staticmethod
+    async def _small_reads(conn: Conn) -> None:
+        """For the rest of this transaction, neither JIT nor parallel workers: the page's
+        plan costs past jit_above_cost at a million tasks (compiling took 100 to 120 ms of a
+        page that reads 51 rows), and starting two workers took 7 ms of a 10 ms read of 200
+        matches (issue 44)."""
+        await conn.execute("SELECT set_config('jit', 'off', true), "
+                           "set_config('max_parallel_workers_per_gather', '0', true)")
+
     async def _search_block(self, conn: Any, key: str, params: dict[str, Any]) -> str:
         """The block of one filter. Who decided and the text have two: for a rare value the
         matches are read first; for a common one (SEARCH_MANY or more) the page's order is
         walked and each task checked, which stops at the page's end (each is the slow one
-        for the other case, by 100 times at a million tasks)."""
+        for the other case, by 100 times at a million tasks). A value that the statistics
+        know as common is walked without counting its matches, which cost more than the
+        page: a word in every question is a GIN bitmap of a million rows to count (67 ms at
+        10M tasks), a name with 45,000 decisions 9 ms (issue 44)."""
         if key not in ("decided_by", "text"):
             return f"task_search_by_{key}"
+        if key == "decided_by" or params["lexemes"]:
+            common = await self._one(conn, f"task_search_{key}_common", params)
+            if common is not None and (common["n"] or 0) >= SEARCH_MANY:
+                return f"task_search_by_{key}_many"
         counted = await self._one(conn, f"task_search_{key}_count",
                                   params | {"cap": SEARCH_MANY})
         many = counted is not None and counted["n"] >= SEARCH_MANY
         return f"task_search_by_{key}" + ("_many" if many else "")
 
-    async def _search_words(self, text: str) -> str:
-        """The tsquery of a search text: its words (the documents' parser's), all of them;
-        a trailing `*` makes each a word's beginning."""
+    async def _search_words(self, text: str) -> dict[str, Any]:
+        """The tsquery of a search text ("words"): its words (the documents' parser's), all
+        of them; a trailing `*` makes each a word's beginning. And those words ("lexemes"),
+        but for a beginning (None)."""
         words = text.rstrip("*").strip()
         if not words:
             raise BadInput("a search text needs a word (a trailing * finds a beginning)")
         async with self.pool.connection() as conn:
             row = await self._one(conn, "task_search_words", {
                 "text": words, "prefix": text.endswith("*")})
-        return str(row["words"]) if row else ""
+        if row is None:
+            return {"words": "", "lexemes": None}
+        return {"words": str(row["words"]), "lexemes": row["lexemes"]}
 
     async def task_list_finished(self, since: datetime, until: datetime, *,
                                  per_group: int = 10) -> list[tuple[Task, int]]:

@@ -1018,6 +1018,26 @@ CREATE UNIQUE INDEX task_requests_key_idx ON public.task_requests USING btree (c
 
 CREATE INDEX tasks_active_idx ON public.tasks USING btree (capability, status) WHERE (status = ANY (ARRAY['running'::text, 'needs_approval'::text]));
 
+-- Name: tasks_at_rest_capability_idx; Type: INDEX
+
+CREATE INDEX tasks_at_rest_capability_idx ON public.tasks USING btree (capability, created_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text, 'needs_approval'::text]));
+
+-- Name: tasks_at_rest_created_idx; Type: INDEX
+
+CREATE INDEX tasks_at_rest_created_idx ON public.tasks USING btree (created_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text, 'needs_approval'::text]));
+
+-- Name: tasks_at_rest_status_idx; Type: INDEX
+
+CREATE INDEX tasks_at_rest_status_idx ON public.tasks USING btree (status, created_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text, 'needs_approval'::text]));
+
+-- Name: tasks_at_rest_updated_idx; Type: INDEX
+
+CREATE INDEX tasks_at_rest_updated_idx ON public.tasks USING btree (updated_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text, 'needs_approval'::text]));
+
+-- Name: tasks_at_rest_words_idx; Type: INDEX
+
+CREATE INDEX tasks_at_rest_words_idx ON public.tasks USING gin (jsonb_to_tsvector('simple'::regconfig, payload, '["string", "numeric"]'::jsonb)) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text, 'needs_approval'::text]));
+
 -- Name: tasks_claimable_idx; Type: INDEX
 
 CREATE INDEX tasks_claimable_idx ON public.tasks USING btree (capability, ((status = 'approved'::text)) DESC, priority DESC, id) WHERE (status = ANY (ARRAY['pending'::text, 'approved'::text]));
@@ -1029,26 +1049,6 @@ CREATE UNIQUE INDEX tasks_dedupe_idx ON public.tasks USING btree (capability, de
 -- Name: tasks_failed_idx; Type: INDEX
 
 CREATE INDEX tasks_failed_idx ON public.tasks USING btree (finished_at) WHERE (status = 'failed'::text);
-
--- Name: tasks_finished_capability_idx; Type: INDEX
-
-CREATE INDEX tasks_finished_capability_idx ON public.tasks USING btree (capability, created_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text]));
-
--- Name: tasks_finished_created_idx; Type: INDEX
-
-CREATE INDEX tasks_finished_created_idx ON public.tasks USING btree (created_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text]));
-
--- Name: tasks_finished_status_idx; Type: INDEX
-
-CREATE INDEX tasks_finished_status_idx ON public.tasks USING btree (status, created_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text]));
-
--- Name: tasks_finished_updated_idx; Type: INDEX
-
-CREATE INDEX tasks_finished_updated_idx ON public.tasks USING btree (updated_at, id) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text]));
-
--- Name: tasks_finished_words_idx; Type: INDEX
-
-CREATE INDEX tasks_finished_words_idx ON public.tasks USING gin (jsonb_to_tsvector('simple'::regconfig, payload, '["string", "numeric"]'::jsonb)) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'skipped'::text, 'expired'::text, 'cancelled'::text]));
 
 -- Name: tasks_first_claimed_idx; Type: INDEX
 

@@ -163,22 +163,23 @@ GROUP BY capability, status
 ORDER BY capability, status;
 
 -- name: task_search
--- One page of the operators' task list (the web's Tasks page). The finished tasks (millions)
--- and the unfinished ones (a queue's depth) are read apart, each through its own indexes
--- (migrations 0026 and 0027's partial ones for the finished; the claim's and the caps' for
--- the others), and merged. ReadsMixin.task_search fills in the filters given (the
--- task_search_by_* blocks below, joined with AND: only those, so the planner sees each
--- as a plain condition or a semi-join; `false` in the half a status filter rules out), the
--- keyset and the order, from fixed text.
+-- One page of the operators' task list (the web's Tasks page). The tasks at rest (finished,
+-- or waiting for a person: millions, and every open approval) and the moving ones
+-- (pending, approved, running: a queue's depth) are read apart, each through its own
+-- indexes (migration 0030's partial ones, in the page's orders, for those at rest; the
+-- claim's and the caps' for the others), and merged. ReadsMixin.task_search fills in the
+-- filters given (the task_search_by_* blocks below, joined with AND: only those, so the
+-- planner sees each as a plain condition or a semi-join; `false` in the half a status
+-- filter rules out), the keyset and the order, from fixed text.
 SELECT * FROM (
     (SELECT t.* FROM tasks t
-     WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
-       AND {finished_filters} AND {keyset}
+     WHERE t.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled', 'needs_approval')
+       AND {at_rest_filters} AND {keyset}
      ORDER BY {order} LIMIT %(limit)s)
     UNION ALL
     (SELECT t.* FROM tasks t
-     WHERE (t.status IN ('pending', 'approved') OR t.status IN ('running', 'needs_approval'))
-       AND {open_filters} AND {keyset}
+     WHERE (t.status IN ('pending', 'approved') OR t.status = 'running')
+       AND {moving_filters} AND {keyset}
      ORDER BY {order} LIMIT %(limit)s)
 ) t
 ORDER BY {order}
@@ -207,25 +208,27 @@ t.id IN (
 
 -- name: task_search_by_decided_by_many
 -- The same for a name with many decisions: the page's order is walked and each task probed
--- (approvals_task_idx), which stops at the page's 51st instead of reading them all.
+-- (approvals_task_idx, once: its approvals' deciders, then their votes), which stops at the
+-- page's 51st instead of reading them all.
 EXISTS (
     SELECT 1 FROM approvals a
-    WHERE a.task_id = t.id AND lower(a.decided_by) = ANY(%(decided_by)s)
-    UNION ALL
-    SELECT 1 FROM approvals a JOIN approval_votes v ON v.approval_id = a.id
-    WHERE a.task_id = t.id AND lower(v.person) = ANY(%(decided_by)s));
+    WHERE a.task_id = t.id
+      AND (lower(a.decided_by) = ANY(%(decided_by)s)
+           OR EXISTS (SELECT 1 FROM approval_votes v
+                      WHERE v.approval_id = a.id AND lower(v.person) = ANY(%(decided_by)s))));
 
 -- name: task_search_by_text
 -- Words of the payload's strings and numbers, or of a question (PostgreSQL's full text,
 -- 'simple': any case, no stemming); the tsquery comes from task_search_words. For a rare
--- text: the matches through the GIN indexes (migration 0027), then the page.
+-- text: the matches through the GIN indexes (migrations 0027 and 0030; the moving tasks, a
+-- queue's depth, one by one), then the page.
 t.id IN (
     SELECT w.id FROM tasks w
-    WHERE w.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+    WHERE w.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled', 'needs_approval')
       AND jsonb_to_tsvector('simple', w.payload, '["string", "numeric"]') @@ %(words)s::tsquery
     UNION ALL
     SELECT w.id FROM tasks w
-    WHERE (w.status IN ('pending', 'approved') OR w.status IN ('running', 'needs_approval'))
+    WHERE (w.status IN ('pending', 'approved') OR w.status = 'running')
       AND jsonb_to_tsvector('simple', w.payload, '["string", "numeric"]') @@ %(words)s::tsquery
     UNION ALL
     SELECT q.task_id FROM approvals q
@@ -247,11 +250,28 @@ SELECT count(*)::int AS n FROM (
     SELECT 1 FROM approval_votes v WHERE lower(v.person) = ANY(%(decided_by)s)
     LIMIT %(cap)s) found;
 
+-- name: task_search_decided_by_common
+-- How many decisions and approves the names have, as the last ANALYZE saw them: their
+-- shares among the most common values of the two case-folded name indexes (pg_stats of
+-- each index's expression) times the rows each indexes; a name not among them adds nothing.
+-- NULL without statistics. A lower bound, as task_search_text_common's.
+SELECT sum(c.reltuples * coalesce(found.share, 0))::float8 AS n
+FROM pg_namespace ns
+JOIN pg_stats s ON s.schemaname = ns.nspname
+JOIN pg_class c ON c.relnamespace = ns.oid AND c.relname = s.tablename
+CROSS JOIN LATERAL (
+    SELECT sum(s.most_common_freqs[array_position(s.most_common_vals::text::text[], name)])
+             AS share
+    FROM unnest(%(decided_by)s::text[]) AS name) found
+WHERE ns.oid = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('tasks'))
+  AND s.tablename IN ('approvals_decided_by_idx', 'approval_votes_person_idx');
+
 -- name: task_search_text_count
--- How many tasks and questions a text matches, up to %(cap)s (through the GIN indexes).
+-- How many tasks at rest and questions a text matches, up to %(cap)s (through the GIN
+-- indexes).
 SELECT count(*)::int AS n FROM (
     SELECT 1 FROM tasks w
-    WHERE w.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled')
+    WHERE w.status IN ('succeeded', 'failed', 'skipped', 'expired', 'cancelled', 'needs_approval')
       AND jsonb_to_tsvector('simple', w.payload, '["string", "numeric"]') @@ %(words)s::tsquery
     UNION ALL
     SELECT 1 FROM approvals q WHERE to_tsvector('simple', q.question) @@ %(words)s::tsquery
@@ -259,6 +279,30 @@ SELECT count(*)::int AS n FROM (
 
 -- name: task_search_words
 -- A search text as a tsquery: plainto_tsquery's words, or with prefix each word's beginning.
+-- The words themselves (lexemes) for task_search_text_common, but for a beginning.
 SELECT (CASE WHEN %(prefix)s
              THEN to_tsquery('simple', quote_literal(%(text)s) || ':*')
-             ELSE plainto_tsquery('simple', %(text)s) END)::text AS words;
+             ELSE plainto_tsquery('simple', %(text)s) END)::text AS words,
+       CASE WHEN NOT %(prefix)s
+            THEN tsvector_to_array(to_tsvector('simple', %(text)s)) END AS lexemes;
+
+-- name: task_search_text_common
+-- How many tasks at rest and questions hold every word of a text, as the last ANALYZE saw
+-- them: each GIN index's most common words and their shares (pg_stats of its expression),
+-- the words' shares multiplied (taken as independent), times the rows it indexes. An index
+-- where a word is not among the most common adds nothing (the word is rarer than those);
+-- NULL without statistics (never analysed, or not readable by this role). Only a lower
+-- bound that tells a common text without counting it (ReadsMixin._search_block).
+SELECT sum(CASE WHEN common.unknown = 0 THEN c.reltuples * common.share ELSE 0 END)::float8
+         AS n
+FROM pg_namespace ns
+JOIN pg_stats s ON s.schemaname = ns.nspname
+JOIN pg_class c ON c.relnamespace = ns.oid AND c.relname = s.tablename
+CROSS JOIN LATERAL (
+    SELECT exp(sum(ln(f))) AS share, count(*) FILTER (WHERE f IS NULL) AS unknown
+    FROM (SELECT s.most_common_elem_freqs[array_position(s.most_common_elems::text::text[],
+                                                         w)] AS f
+          FROM unnest(%(lexemes)s::text[]) AS w) found) common
+-- The schema the queue's tables are read from (its search_path's).
+WHERE ns.oid = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('tasks'))
+  AND s.tablename IN ('tasks_at_rest_words_idx', 'approvals_question_words_idx');
