@@ -287,19 +287,21 @@ SELECT (CASE WHEN %(prefix)s
             THEN tsvector_to_array(to_tsvector('simple', %(text)s)) END AS lexemes;
 
 -- name: task_search_text_common
--- How many tasks at rest and questions hold every word of a text, as the last ANALYZE saw
--- them: each GIN index's most common words and their shares (pg_stats of its expression),
--- the words' shares multiplied (taken as independent), times the rows it indexes. An index
--- where a word is not among the most common adds nothing (the word is rarer than those);
--- NULL without statistics (never analysed, or not readable by this role). Only a lower
--- bound that tells a common text without counting it (ReadsMixin._search_block).
-SELECT sum(CASE WHEN common.unknown = 0 THEN c.reltuples * common.share ELSE 0 END)::float8
-         AS n
+-- How many tasks at rest and questions hold every word of a text, at least, as the last
+-- ANALYZE saw them: each GIN index's most common words and their shares (pg_stats of its
+-- expression), and the least share that all the words can have together (the shares' sum
+-- less one for each word after the first: two words common alone may never meet), times
+-- the rows it indexes. An index where a word is not among the most common adds nothing (the
+-- word is rarer than those); NULL without statistics (never analysed, or not readable by
+-- this role). A lower bound that tells a common text without counting it
+-- (ReadsMixin._search_block).
+SELECT sum(CASE WHEN common.unknown = 0 THEN c.reltuples * greatest(common.share, 0)
+                ELSE 0 END)::float8 AS n
 FROM pg_namespace ns
 JOIN pg_stats s ON s.schemaname = ns.nspname
 JOIN pg_class c ON c.relnamespace = ns.oid AND c.relname = s.tablename
 CROSS JOIN LATERAL (
-    SELECT exp(sum(ln(f))) AS share, count(*) FILTER (WHERE f IS NULL) AS unknown
+    SELECT sum(f) - (count(*) - 1) AS share, count(*) FILTER (WHERE f IS NULL) AS unknown
     FROM (SELECT s.most_common_elem_freqs[array_position(s.most_common_elems::text::text[],
                                                          w)] AS f
           FROM unnest(%(lexemes)s::text[]) AS w) found) common

@@ -104,12 +104,14 @@ async def test_a_page_among_many_open_approvals_stops_at_its_end(
 
 
 @pytest.mark.parametrize("filters", [{"decided_by": ["carol"]}, {"text": "zebra"},
-                                     {"text": "rep*"}],
-                         ids=["a name without decisions", "a word", "a beginning"])
+                                     {"text": "rep*"}, {"text": "report application"}],
+                         ids=["a name without decisions", "a word", "a beginning",
+                              "two common words that never meet"])
 async def test_a_value_the_statistics_do_not_know_as_common_is_counted(
         many_open: TaskQueue, monkeypatch: pytest.MonkeyPatch,
         filters: dict[str, Any]) -> None:
-    """A rare name or word, and any beginning of a word (the statistics hold words), are
+    """A rare name or word, any beginning of a word (the statistics hold words), and words
+    common alone but never in one question ("report" in 300, "application" in 3,000) are
     counted first: read as their matches when few, walked when many."""
     monkeypatch.setattr("taskqueue.store.reads.SEARCH_MANY", DECIDED // 3)
     asked: list[str] = []
