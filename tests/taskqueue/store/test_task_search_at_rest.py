@@ -56,6 +56,7 @@ def _tasks_rows_read(plan: dict[str, Any]) -> int:
 
 @pytest.fixture
 async def many_open(queue: TaskQueue, dsn: str) -> TaskQueue:
+    """The queue over _LOAD's rows, vacuumed and analysed (its statistics in place)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         for statement in _LOAD.split(";"):
             conn.execute(statement, {"cap": CAP})
