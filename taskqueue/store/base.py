@@ -139,12 +139,17 @@ class QueueBase:
         return await cur.fetchone()
 
     @staticmethod
-    async def _without_jit(conn: Conn) -> None:
+    async def _without_jit(conn: Conn, *, parallel: bool = True) -> None:
         """No JIT for the rest of this transaction only (set_config's `true`: the pool's next
         caller keeps the server's setting), for a query whose plan costs past jit_above_cost
         while it runs in milliseconds or reads its rows once: compiling costs more than it
-        saves."""
-        await conn.execute("SELECT set_config('jit', 'off', true)")
+        saves. `parallel=False`: no parallel workers either, for a read of a few rows,
+        which starting them would take longer than."""
+        if parallel:
+            await conn.execute("SELECT set_config('jit', 'off', true)")
+        else:
+            await conn.execute("SELECT set_config('jit', 'off', true), "
+                               "set_config('max_parallel_workers_per_gather', '0', true)")
 
     @asynccontextmanager
     async def _snapshot(self) -> AsyncIterator[Conn]:

@@ -103,7 +103,10 @@ class ReadsMixin(QueueBase):
         if text is not None:
             params |= await self._search_words(text)
         async with self._tx() as conn:
-            await self._small_reads(conn)
+            # Neither JIT nor parallel workers (issue 44): at a million tasks the page's plan
+            # costs past jit_above_cost, and compiling took 100 to 120 ms of a page that reads
+            # 51 rows; at 10M starting two workers took 7 ms of a 10 ms read of 200 matches.
+            await self._without_jit(conn, parallel=False)
             filters = " AND ".join([
                 query(await self._search_block(conn, key, params))
                 for key in _SEARCH_FILTERS if params[_SEARCH_PARAM.get(key, key)] is not None
@@ -118,15 +121,6 @@ class ReadsMixin(QueueBase):
             found = await self._all_unprepared(conn, sql, params)
             approvals = await self._latest_approvals(conn, [r["id"] for r in found])
         return [rows.task_from_row(r, approvals.get(r["id"])) for r in found]
-
-    @staticmethod
-    async def _small_reads(conn: Conn) -> None:
-        """For the rest of this transaction, neither JIT nor parallel workers: the page's
-        plan costs past jit_above_cost at a million tasks (compiling took 100 to 120 ms of a
-        page that reads 51 rows), and starting two workers took 7 ms of a 10 ms read of 200
-        matches (issue 44)."""
-        await conn.execute("SELECT set_config('jit', 'off', true), "
-                           "set_config('max_parallel_workers_per_gather', '0', true)")
 
     async def _search_block(self, conn: Any, key: str, params: dict[str, Any]) -> str:
         """The block of one filter. Who decided and the text have two: for a rare value the

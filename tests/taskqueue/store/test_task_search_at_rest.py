@@ -54,6 +54,19 @@ def _tasks_rows_read(plan: dict[str, Any]) -> int:
     return read
 
 
+def _named_reads(queue: TaskQueue, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the named statements `queue` runs from now on (its _one), in order."""
+    asked: list[str] = []
+    one = queue._one
+
+    async def named(conn: Any, name: str, params: Any) -> Any:
+        asked.append(name)
+        return await one(conn, name, params)
+
+    monkeypatch.setattr(queue, "_one", named)
+    return asked
+
+
 @pytest.fixture
 async def many_open(queue: TaskQueue, dsn: str) -> TaskQueue:
     """The queue over _LOAD's rows, vacuumed and analysed (its statistics in place)."""
@@ -79,8 +92,7 @@ async def test_a_page_among_many_open_approvals_stops_at_its_end(
     # 10M tasks alice has 45,000 decisions and "report" is in a million questions).
     monkeypatch.setattr("taskqueue.store.reads.SEARCH_MANY", DECIDED // 3)
     read: list[int] = []
-    asked: list[str] = []
-    run, one = queue._all_unprepared, queue._one
+    run = queue._all_unprepared
 
     async def explained(conn: Any, statement: str, params: Any) -> Any:
         cur = await conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}", params,
@@ -88,12 +100,8 @@ async def test_a_page_among_many_open_approvals_stops_at_its_end(
         read.append(_tasks_rows_read((await cur.fetchone())["QUERY PLAN"][0]["Plan"]))
         return await run(conn, statement, params)
 
-    async def named(conn: Any, name: str, params: Any) -> Any:
-        asked.append(name)
-        return await one(conn, name, params)
-
     monkeypatch.setattr(queue, "_all_unprepared", explained)
-    monkeypatch.setattr(queue, "_one", named)
+    asked = _named_reads(queue, monkeypatch)
     page = await queue.task_search(limit=51, **filters)
     assert len(page) == 51
     assert all(t.status is Status.SKIPPED for t in page)
@@ -115,14 +123,7 @@ async def test_a_value_the_statistics_do_not_know_as_common_is_counted(
     common alone but never in one question ("report" in 300, "application" in 3,000) are
     counted first: read as their matches when few, walked when many."""
     monkeypatch.setattr("taskqueue.store.reads.SEARCH_MANY", DECIDED // 3)
-    asked: list[str] = []
-    one = many_open._one
-
-    async def named(conn: Any, name: str, params: Any) -> Any:
-        asked.append(name)
-        return await one(conn, name, params)
-
-    monkeypatch.setattr(many_open, "_one", named)
+    asked = _named_reads(many_open, monkeypatch)
     page = await many_open.task_search(limit=51, **filters)
     assert [n for n in asked if n.endswith("_count")], asked
     if filters.get("text") == "rep*":
