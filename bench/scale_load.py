@@ -11,10 +11,11 @@ approval's id and its closing one closings_base + k.
 The session runs with session_replication_role = replica (superuser), so the approvals'
 and votes' triggers and the foreign keys' checks do not run row by row: what those
 triggers would have written (the notifications, and the web channel's deliveries with
-their `notified` events, as if `signoff web` had been up all along, and an approval's
-capability, migration 0029's) is written here; the
-audit chain (one sha256 link a vote and a decision, sequential by design) is left empty:
-no figure reads it. Every CHECK constraint still holds.
+their `notified` events, as if `signoff web` had been up all along, an approval's
+capability, migration 0029's, and a vote's copy of its request's time and capability,
+migration 0031's) is written here; the audit chain (one sha256 link a vote and a
+decision, sequential by design) is left empty: no figure reads it. Every CHECK constraint
+still holds.
 """
 
 from __future__ import annotations
@@ -142,10 +143,12 @@ FROM {_HISTORY}
 WHERE b.decided"""
 
 # An approve is a counted vote of its person (decision_vote_insert); a revise discards the
-# votes and a skip has none.
+# votes and a skip has none. Its time from the request and the request's capability are
+# what migration 0031's trigger copies from the approval.
 _VOTES = f"""
-INSERT INTO approval_votes (approval_id, person, person_key, decided_at)
-SELECT b.k, f.person, lower(btrim(f.person)), d.decided_at
+INSERT INTO approval_votes (approval_id, person, person_key, decided_at, seconds, capability)
+SELECT b.k, f.person, lower(btrim(f.person)), d.decided_at,
+       EXTRACT(EPOCH FROM d.decided_at - d.parked_at)::float8, f.capability
 FROM {_HISTORY}
 WHERE d.decision = 'approved'"""
 

@@ -139,17 +139,22 @@ class QueueBase:
         return await cur.fetchone()
 
     @staticmethod
-    async def _without_jit(conn: Conn, *, parallel: bool = True) -> None:
+    async def _without_jit(conn: Conn, *, parallel: bool = True,
+                           work_mem: str | None = None) -> None:
         """No JIT for the rest of this transaction only (set_config's `true`: the pool's next
         caller keeps the server's setting), for a query whose plan costs past jit_above_cost
         while it runs in milliseconds or reads its rows once: compiling costs more than it
         saves. `parallel=False`: no parallel workers either, for a read of a few rows,
-        which starting them would take longer than."""
-        if parallel:
-            await conn.execute("SELECT set_config('jit', 'off', true)")
-        else:
-            await conn.execute("SELECT set_config('jit', 'off', true), "
-                               "set_config('max_parallel_workers_per_gather', '0', true)")
+        which starting them would take longer than. `work_mem`: that much memory for each
+        sort, for a report whose sorts would otherwise spill to disk."""
+        settings = ["set_config('jit', 'off', true)"]
+        if not parallel:
+            settings.append("set_config('max_parallel_workers_per_gather', '0', true)")
+        params: tuple[str, ...] = ()
+        if work_mem is not None:
+            settings.append("set_config('work_mem', %s, true)")
+            params = (work_mem,)
+        await conn.execute("SELECT " + ", ".join(settings), params)
 
     @asynccontextmanager
     async def _snapshot(self) -> AsyncIterator[Conn]:

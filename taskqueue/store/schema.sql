@@ -8,6 +8,19 @@
 -- p_answered_only), defined by migration 0010_answered_claim.sql (it replaced 0005's);
 -- store/sql/claim.sql's task_claim calls it.
 
+-- Name: signoff_approval_asked_at(); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_approval_asked_at() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE approval_votes v
+    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8
+    WHERE v.approval_id = NEW.id;
+    RETURN NULL;
+END
+$$;
+
 -- Name: signoff_approval_capability(); Type: FUNCTION
 
 CREATE FUNCTION public.signoff_approval_capability() RETURNS trigger
@@ -30,6 +43,18 @@ BEGIN
     ON CONFLICT (approval_id) WHERE kind = 'approval_closed' DO NOTHING;
     RETURN NEW;
 END $$;
+
+-- Name: signoff_approval_decider_vote(); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_approval_decider_vote() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.decided_without_vote :=
+        signoff_decided_without_vote(NEW.id, NEW.decision, NEW.decided_by);
+    RETURN NEW;
+END
+$$;
 
 -- Name: signoff_approval_needs_votes(); Type: FUNCTION
 
@@ -185,6 +210,8 @@ CREATE TABLE public.approvals (
     decided_via text,
     groups jsonb,
     capability text NOT NULL,
+    decide_seconds double precision GENERATED ALWAYS AS ((EXTRACT(epoch FROM (decided_at - created_at)))::double precision) STORED,
+    decided_without_vote boolean DEFAULT false NOT NULL,
     CONSTRAINT approvals_check CHECK (((decision IS NULL) = (decided_at IS NULL))),
     CONSTRAINT approvals_decision_check CHECK ((decision = ANY (ARRAY['approved'::text, 'revised'::text, 'skipped'::text, 'expired'::text]))),
     CONSTRAINT approvals_question_check CHECK ((question <> ''::text)),
@@ -224,7 +251,9 @@ CREATE TABLE public.approval_votes (
     authenticator_data bytea,
     client_data bytea,
     signature bytea,
-    origin text
+    origin text,
+    seconds double precision,
+    capability text
 );
 
 -- Name: signoff_audit_vote(public.approval_votes); Type: FUNCTION
@@ -446,6 +475,17 @@ BEGIN
     ORDER BY c.rank;
 END $$;
 
+-- Name: signoff_decided_without_vote(bigint, text, text); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_decided_without_vote(p_approval bigint, p_decision text, p_decided_by text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT p_decision = 'approved' AND p_decided_by IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM approval_votes v
+                       WHERE v.approval_id = p_approval
+                         AND v.person_key = lower(btrim(p_decided_by)))
+$$;
+
 -- Name: signoff_enqueued_append_only(); Type: FUNCTION
 
 CREATE FUNCTION public.signoff_enqueued_append_only() RETURNS trigger
@@ -500,6 +540,23 @@ BEGIN
     RETURN NEW;
 END $$;
 
+-- Name: signoff_vote_decider_vote(); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_vote_decider_vote() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE approvals a
+    SET decided_without_vote = signoff_decided_without_vote(a.id, a.decision, a.decided_by)
+    WHERE a.id IN (CASE WHEN TG_OP <> 'INSERT' THEN OLD.approval_id END,
+                   CASE WHEN TG_OP <> 'DELETE' THEN NEW.approval_id END)
+      AND a.decision = 'approved'
+      AND a.decided_without_vote IS DISTINCT FROM
+          signoff_decided_without_vote(a.id, a.decision, a.decided_by);
+    RETURN NULL;
+END
+$$;
+
 -- Name: signoff_vote_person_key(); Type: FUNCTION
 
 CREATE FUNCTION public.signoff_vote_person_key() RETURNS trigger
@@ -509,6 +566,27 @@ BEGIN
     NEW.person_key := COALESCE(NEW.person_key, lower(btrim(NEW.person)));
     RETURN NEW;
 END $$;
+
+-- Name: signoff_vote_times(); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_vote_times() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    SELECT EXTRACT(EPOCH FROM NEW.decided_at - a.created_at)::float8, a.capability
+    INTO NEW.seconds, NEW.capability
+    FROM approvals a WHERE a.id = NEW.approval_id;
+    RETURN NEW;
+END
+$$;
+
+-- Name: signoff_within(timestamp with time zone, timestamp with time zone, timestamp with time zone); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_within(p_at timestamp with time zone, p_since timestamp with time zone, p_until timestamp with time zone) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT (p_since IS NULL OR p_at >= p_since) AND (p_until IS NULL OR p_at < p_until)
+$$;
 
 -- Name: alert_states; Type: TABLE
 
@@ -954,9 +1032,25 @@ CREATE INDEX approval_attachments_approval_idx ON public.approval_attachments US
 
 CREATE INDEX approval_votes_person_idx ON public.approval_votes USING btree (lower(person));
 
+-- Name: approval_votes_seconds_idx; Type: INDEX
+
+CREATE INDEX approval_votes_seconds_idx ON public.approval_votes USING btree (lower(btrim(person)), seconds) INCLUDE (person, decided_at, capability);
+
+-- Name: approvals_answers_idx; Type: INDEX
+
+CREATE INDEX approvals_answers_idx ON public.approvals USING btree (lower(btrim(decided_by)), decide_seconds) INCLUDE (decided_by, decision, decided_at, capability) WHERE ((decided_by IS NOT NULL) AND ((decision = ANY (ARRAY['revised'::text, 'skipped'::text])) OR decided_without_vote));
+
+-- Name: approvals_capability_seconds_idx; Type: INDEX
+
+CREATE INDEX approvals_capability_seconds_idx ON public.approvals USING btree (capability, decide_seconds) INCLUDE (decision, created_at, decided_at);
+
 -- Name: approvals_decided_by_idx; Type: INDEX
 
 CREATE INDEX approvals_decided_by_idx ON public.approvals USING btree (lower(decided_by), task_id);
+
+-- Name: approvals_decided_seconds_idx; Type: INDEX
+
+CREATE INDEX approvals_decided_seconds_idx ON public.approvals USING btree (decide_seconds) INCLUDE (decided_at, capability) WHERE (decision = ANY (ARRAY['approved'::text, 'revised'::text, 'skipped'::text]));
 
 -- Name: approvals_inbox_idx; Type: INDEX
 
@@ -969,6 +1063,10 @@ CREATE INDEX approvals_open_idx ON public.approvals USING btree (expires_at) WHE
 -- Name: approvals_question_words_idx; Type: INDEX
 
 CREATE INDEX approvals_question_words_idx ON public.approvals USING gin (to_tsvector('simple'::regconfig, question));
+
+-- Name: approvals_sent_idx; Type: INDEX
+
+CREATE INDEX approvals_sent_idx ON public.approvals USING btree (id) WHERE ((reminded_at IS NOT NULL) OR (escalated_at IS NOT NULL));
 
 -- Name: approvals_task_idx; Type: INDEX
 
@@ -1066,13 +1164,25 @@ CREATE INDEX tasks_resumable_idx ON public.tasks USING btree (capability, ((stat
 
 CREATE TRIGGER approval_votes_audit AFTER INSERT OR UPDATE ON public.approval_votes FOR EACH ROW EXECUTE FUNCTION public.signoff_audit_votes();
 
+-- Name: approval_votes approval_votes_decider_vote; Type: TRIGGER
+
+CREATE TRIGGER approval_votes_decider_vote AFTER INSERT OR DELETE OR UPDATE OF approval_id, person_key ON public.approval_votes FOR EACH ROW EXECUTE FUNCTION public.signoff_vote_decider_vote();
+
 -- Name: approval_votes approval_votes_person_key; Type: TRIGGER
 
 CREATE TRIGGER approval_votes_person_key BEFORE INSERT ON public.approval_votes FOR EACH ROW EXECUTE FUNCTION public.signoff_vote_person_key();
 
+-- Name: approval_votes approval_votes_times; Type: TRIGGER
+
+CREATE TRIGGER approval_votes_times BEFORE INSERT OR UPDATE OF approval_id, decided_at ON public.approval_votes FOR EACH ROW EXECUTE FUNCTION public.signoff_vote_times();
+
 -- Name: approvals approvals_approved_needs_votes; Type: TRIGGER
 
 CREATE TRIGGER approvals_approved_needs_votes BEFORE INSERT OR UPDATE OF decision, required ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_approval_needs_votes();
+
+-- Name: approvals approvals_asked_at; Type: TRIGGER
+
+CREATE TRIGGER approvals_asked_at AFTER UPDATE OF created_at ON public.approvals FOR EACH ROW WHEN ((old.created_at IS DISTINCT FROM new.created_at)) EXECUTE FUNCTION public.signoff_approval_asked_at();
 
 -- Name: approvals approvals_audit; Type: TRIGGER
 
@@ -1085,6 +1195,10 @@ CREATE TRIGGER approvals_capability BEFORE INSERT ON public.approvals FOR EACH R
 -- Name: approvals approvals_decided; Type: TRIGGER
 
 CREATE TRIGGER approvals_decided AFTER UPDATE OF decision ON public.approvals FOR EACH ROW WHEN (((old.decision IS NULL) AND (new.decision IS NOT NULL))) EXECUTE FUNCTION public.signoff_approval_decided();
+
+-- Name: approvals approvals_decider_vote; Type: TRIGGER
+
+CREATE TRIGGER approvals_decider_vote BEFORE INSERT OR UPDATE OF decision, decided_by ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_approval_decider_vote();
 
 -- Name: approvals approvals_requested; Type: TRIGGER
 
