@@ -1,17 +1,21 @@
-"""Task factories and helpers for the queue tests: tasks in a given status, raw SQL, threads."""
+"""Task factories and helpers for the queue tests: tasks in a given status, raw SQL, threads,
+an older release's migrations."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
 
 from taskqueue import Approval, Decision, NewAttachment, Reaper, Status, Task, TaskQueue
+from taskqueue.store.migrate import migrations_dir
 
 CAP = "demo"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
@@ -139,3 +143,14 @@ async def approved_and_done(queue: TaskQueue, capability: str = CAP) -> int:
     assert again is not None and again.id == task.id
     await queue.task_complete(task.id, "w1", claim=again.claim)
     return task.id
+
+
+def migrations_before(tmp_path: Path, version: str) -> Path:
+    """A copy of the core migrations as a release before `version` shipped them (that one
+    and every later one left out), for a migration's test of the rows written before it."""
+    copy = tmp_path / "migrations"
+    shutil.copytree(migrations_dir(), copy)
+    for later in copy.glob("*.sql"):
+        if later.name >= version:
+            later.unlink()
+    return copy

@@ -4,16 +4,15 @@ asked fills it from the task; a database that had questions before gets them fil
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from taskqueue import TaskQueue
-from taskqueue.store.migrate import migrate, migrations_dir
+from taskqueue.store.migrate import migrate
 
-from ..factories import parked, sql, sync_rows
+from ..factories import migrations_before, parked, sql, sync_rows
 
 
 async def test_a_park_and_an_ask_record_their_tasks_capability(queue: TaskQueue) -> None:
@@ -34,13 +33,8 @@ async def test_an_insert_that_names_another_capability_gets_the_tasks(queue: Tas
 
 @pytest.fixture
 def before_0029(tmp_path: Path) -> Path:
-    """The migrations as a release before 0029 shipped them (0029 and every later one)."""
-    copy = tmp_path / "migrations"
-    shutil.copytree(migrations_dir(), copy)
-    for later in copy.glob("*.sql"):
-        if later.name >= "0029":
-            later.unlink()
-    return copy
+    """The migrations as a release before 0029 shipped them."""
+    return migrations_before(tmp_path, "0029")
 
 
 async def test_the_questions_asked_before_the_migration_get_their_capability(

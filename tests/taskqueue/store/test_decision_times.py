@@ -6,16 +6,15 @@ gets them filled in."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from taskqueue import Decision, TaskQueue
-from taskqueue.store.migrate import migrate, migrations_dir
+from taskqueue.store.migrate import migrate
 
-from ..factories import parked, sql, sync_rows
+from ..factories import migrations_before, parked, sql, sync_rows
 
 _VOTES = """
 SELECT v.person, v.capability, v.seconds,
@@ -97,11 +96,7 @@ async def test_a_decided_approval_is_pruned_with_its_votes(queue: TaskQueue) -> 
 @pytest.fixture
 def before_0031(tmp_path: Path) -> Path:
     """The migrations as a release before 0031 shipped them."""
-    copy = tmp_path / "migrations"
-    shutil.copytree(migrations_dir(), copy)
-    for later in copy.glob("0031_*.sql"):
-        later.unlink()
-    return copy
+    return migrations_before(tmp_path, "0031")
 
 
 async def test_the_decisions_made_before_the_migration_get_their_times(
