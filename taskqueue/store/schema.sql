@@ -8,19 +8,6 @@
 -- p_answered_only), defined by migration 0010_answered_claim.sql (it replaced 0005's);
 -- store/sql/claim.sql's task_claim calls it.
 
--- Name: signoff_approval_asked_at(); Type: FUNCTION
-
-CREATE FUNCTION public.signoff_approval_asked_at() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    UPDATE approval_votes v
-    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8
-    WHERE v.approval_id = NEW.id;
-    RETURN NULL;
-END
-$$;
-
 -- Name: signoff_approval_capability(); Type: FUNCTION
 
 CREATE FUNCTION public.signoff_approval_capability() RETURNS trigger
@@ -96,6 +83,20 @@ BEGIN
     VALUES ('approval_request', NEW.task_id, NEW.id);
     RETURN NEW;
 END $$;
+
+-- Name: signoff_approval_votes_follow(); Type: FUNCTION
+
+CREATE FUNCTION public.signoff_approval_votes_follow() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE approval_votes v
+    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8,
+        capability = NEW.capability
+    WHERE v.approval_id = NEW.id;
+    RETURN NULL;
+END
+$$;
 
 -- Name: gated_actions; Type: TABLE
 
@@ -1180,10 +1181,6 @@ CREATE TRIGGER approval_votes_times BEFORE INSERT OR UPDATE OF approval_id, deci
 
 CREATE TRIGGER approvals_approved_needs_votes BEFORE INSERT OR UPDATE OF decision, required ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_approval_needs_votes();
 
--- Name: approvals approvals_asked_at; Type: TRIGGER
-
-CREATE TRIGGER approvals_asked_at AFTER UPDATE OF created_at ON public.approvals FOR EACH ROW WHEN ((old.created_at IS DISTINCT FROM new.created_at)) EXECUTE FUNCTION public.signoff_approval_asked_at();
-
 -- Name: approvals approvals_audit; Type: TRIGGER
 
 CREATE TRIGGER approvals_audit AFTER UPDATE OF decision ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_audit_approvals();
@@ -1203,6 +1200,10 @@ CREATE TRIGGER approvals_decider_vote BEFORE INSERT OR UPDATE OF decision, decid
 -- Name: approvals approvals_requested; Type: TRIGGER
 
 CREATE TRIGGER approvals_requested AFTER INSERT ON public.approvals FOR EACH ROW EXECUTE FUNCTION public.signoff_approval_requested();
+
+-- Name: approvals approvals_votes_follow; Type: TRIGGER
+
+CREATE TRIGGER approvals_votes_follow AFTER UPDATE OF created_at, capability ON public.approvals FOR EACH ROW WHEN (((old.created_at IS DISTINCT FROM new.created_at) OR (old.capability IS DISTINCT FROM new.capability))) EXECUTE FUNCTION public.signoff_approval_votes_follow();
 
 -- Name: gated_actions gated_actions_audit; Type: TRIGGER
 

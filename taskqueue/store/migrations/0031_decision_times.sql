@@ -48,20 +48,22 @@ $$;
 CREATE TRIGGER approval_votes_times BEFORE INSERT OR UPDATE OF approval_id, decided_at
     ON approval_votes FOR EACH ROW EXECUTE FUNCTION signoff_vote_times();
 
-CREATE FUNCTION signoff_approval_asked_at() RETURNS trigger
+CREATE FUNCTION signoff_approval_votes_follow() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
     UPDATE approval_votes v
-    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8
+    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8,
+        capability = NEW.capability
     WHERE v.approval_id = NEW.id;
     RETURN NULL;
 END
 $$;
 
-CREATE TRIGGER approvals_asked_at AFTER UPDATE OF created_at ON approvals
-    FOR EACH ROW WHEN (OLD.created_at IS DISTINCT FROM NEW.created_at)
-    EXECUTE FUNCTION signoff_approval_asked_at();
+CREATE TRIGGER approvals_votes_follow AFTER UPDATE OF created_at, capability ON approvals
+    FOR EACH ROW WHEN (OLD.created_at IS DISTINCT FROM NEW.created_at
+                       OR OLD.capability IS DISTINCT FROM NEW.capability)
+    EXECUTE FUNCTION signoff_approval_votes_follow();
 
 -- Whether an approval is an approve without its decider's vote, as of now.
 CREATE FUNCTION signoff_decided_without_vote(p_approval bigint, p_decision text,

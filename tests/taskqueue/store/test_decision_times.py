@@ -53,6 +53,10 @@ async def test_hand_edits_of_either_time_are_followed(queue: TaskQueue) -> None:
     assert vote["seconds"] == vote["expected"] >= 3660
     [a] = await sql(queue, "SELECT decide_seconds FROM approvals")
     assert a["decide_seconds"] >= 3600
+    await sql(queue, "UPDATE approvals SET capability = 'vm'")
+    [moved] = await sql(queue, _VOTES)
+    assert (moved["capability"], moved["seconds"]) == ("vm", vote["seconds"])
+    vote = moved
     # An edit that names neither time leaves the copy alone.
     await sql(queue, "UPDATE approval_votes SET counts = false")
     [again] = await sql(queue, _VOTES)
