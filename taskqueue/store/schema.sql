@@ -484,7 +484,8 @@ CREATE FUNCTION public.signoff_decided_without_vote(p_approval bigint, p_decisio
     SELECT p_decision = 'approved' AND p_decided_by IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM approval_votes v
                        WHERE v.approval_id = p_approval
-                         AND v.person_key = lower(btrim(p_decided_by)))
+                         AND (v.person_key = lower(btrim(p_decided_by))
+                              OR lower(btrim(v.person)) = lower(btrim(p_decided_by))))
 $$;
 
 -- Name: signoff_enqueued_append_only(); Type: FUNCTION
@@ -1167,7 +1168,7 @@ CREATE TRIGGER approval_votes_audit AFTER INSERT OR UPDATE ON public.approval_vo
 
 -- Name: approval_votes approval_votes_decider_vote; Type: TRIGGER
 
-CREATE TRIGGER approval_votes_decider_vote AFTER INSERT OR DELETE OR UPDATE OF approval_id, person_key ON public.approval_votes FOR EACH ROW EXECUTE FUNCTION public.signoff_vote_decider_vote();
+CREATE TRIGGER approval_votes_decider_vote AFTER INSERT OR DELETE OR UPDATE OF approval_id, person, person_key ON public.approval_votes FOR EACH ROW EXECUTE FUNCTION public.signoff_vote_decider_vote();
 
 -- Name: approval_votes approval_votes_person_key; Type: TRIGGER
 

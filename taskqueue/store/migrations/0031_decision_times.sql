@@ -65,7 +65,10 @@ CREATE TRIGGER approvals_votes_follow AFTER UPDATE OF created_at, capability ON 
                        OR OLD.capability IS DISTINCT FROM NEW.capability)
     EXECUTE FUNCTION signoff_approval_votes_follow();
 
--- Whether an approval is an approve without its decider's vote, as of now.
+-- Whether an approval is an approve without its decider's vote, as of now. The vote is the
+-- decider's by its key (Python's casefold of the name, migration 0013) or by the report's
+-- fold of its spelling, lower(btrim()): the two differ for a name such as `Straße`, whose
+-- approve the report would otherwise count twice (once as the vote, once as the decider's).
 CREATE FUNCTION signoff_decided_without_vote(p_approval bigint, p_decision text,
                                              p_decided_by text) RETURNS boolean
     LANGUAGE sql STABLE
@@ -73,7 +76,8 @@ CREATE FUNCTION signoff_decided_without_vote(p_approval bigint, p_decision text,
     SELECT p_decision = 'approved' AND p_decided_by IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM approval_votes v
                        WHERE v.approval_id = p_approval
-                         AND v.person_key = lower(btrim(p_decided_by)))
+                         AND (v.person_key = lower(btrim(p_decided_by))
+                              OR lower(btrim(v.person)) = lower(btrim(p_decided_by))))
 $$;
 
 CREATE FUNCTION signoff_approval_decider_vote() RETURNS trigger
@@ -108,7 +112,7 @@ END
 $$;
 
 CREATE TRIGGER approval_votes_decider_vote
-    AFTER INSERT OR DELETE OR UPDATE OF approval_id, person_key ON approval_votes
+    AFTER INSERT OR DELETE OR UPDATE OF approval_id, person, person_key ON approval_votes
     FOR EACH ROW EXECUTE FUNCTION signoff_vote_decider_vote();
 
 -- The rows written before this migration. The UPDATEs name no column a trigger above or a

@@ -129,3 +129,14 @@ async def test_the_decisions_made_before_the_migration_get_their_times(
     # carol decided an approve with bob's vote only: hers is an approve without a vote.
     assert [(r["decided_by"], r["s"], r["m"]) for r in decided] == [
         ("Alice", 3300, False), ("carol", 3300, True)]
+
+
+async def test_a_name_whose_two_folds_differ_is_one_approve(queue: TaskQueue) -> None:
+    # casefold gives the vote's key `strasse`, lower(btrim()) the report's `straße`: the
+    # decider's own vote is found by either, so the report counts the approve once.
+    _, approval = await parked(queue, "deploy")
+    await queue.approval_decide(approval.id, Decision.APPROVED, "Straße")
+    [vote] = await sql(queue, "SELECT person_key FROM approval_votes")
+    assert vote["person_key"] == "strasse" and not await _mark(queue, approval.id)
+    people = [r for r in await queue.decision_stats() if r.scope == "person"]
+    assert [(r.person, r.approved) for r in people] == [("Straße", 1)]
