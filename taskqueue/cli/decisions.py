@@ -78,8 +78,8 @@ def print_decisions(rows: list[DecisionStats], since: float | None) -> None:
 async def decisions_cmd(args: Any) -> int:
     days = since_days(args.since)
     since = None if days is None else datetime.now().astimezone() - timedelta(days=days)
-    # The maintenance part alone: the whole queue's modules took a tenth of a second more
-    # to import than the report's query over a day's decisions (issue 44).
+    # The maintenance part alone: importing the whole queue's modules cost a tenth of a
+    # second more (the command on an empty database: 0.35 → 0.24 s, issue 44).
     from taskqueue.queues.maintenance import MaintenanceQueue
 
     async with open_part(MaintenanceQueue) as queue:

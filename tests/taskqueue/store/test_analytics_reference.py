@@ -237,7 +237,9 @@ async def test_the_history_has_every_kind_of_row(history: TaskQueue) -> None:
 
 async def test_decision_stats_leaves_the_connections_settings_as_they_were(
         queue: TaskQueue) -> None:
-    [before] = await sql(queue, "SHOW jit")
+    [before] = await sql(queue, "SELECT current_setting('jit') AS jit, "
+                                "current_setting('work_mem') AS work_mem")
     await queue.decision_stats()
     for _ in range(3):  # whichever connection of the pool
-        assert await sql(queue, "SHOW jit") == [before]
+        assert await sql(queue, "SELECT current_setting('jit') AS jit, "
+                                "current_setting('work_mem') AS work_mem") == [before]
