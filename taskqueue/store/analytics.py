@@ -88,7 +88,7 @@ class AnalyticsMixin(QueueBase):
         # Unprepared, so the window's bounds are constants in its plan. REPORT_WORK_MEM:
         # the total's times (a million decisions: about 30 MB) sorted in memory.
         async with self._tx() as conn:
-            await self._without_jit(conn, work_mem=REPORT_WORK_MEM)
+            await self._plan_settings(conn, work_mem=REPORT_WORK_MEM)
             found = await self._all_unprepared(conn, query("decision_stats"), params)
         return [_row(r) for r in found]
 

@@ -139,14 +139,15 @@ class QueueBase:
         return await cur.fetchone()
 
     @staticmethod
-    async def _without_jit(conn: Conn, *, parallel: bool = True,
-                           work_mem: str | None = None) -> None:
-        """No JIT for the rest of this transaction only (set_config's `true`: the pool's next
-        caller keeps the server's setting), for a query whose plan costs past jit_above_cost
-        while it runs in milliseconds or reads its rows once: compiling costs more than it
-        saves. `parallel=False`: no parallel workers either, for a read of a few rows,
-        which starting them would take longer than. `work_mem`: that much memory for each
-        sort, for a report whose sorts would otherwise spill to disk."""
+    async def _plan_settings(conn: Conn, *, parallel: bool = True,
+                             work_mem: str | None = None) -> None:
+        """How the rest of this transaction plans, in one statement, and only it (set_config's
+        `true`: the pool's next caller keeps the server's settings). No JIT, for a query
+        whose plan costs past jit_above_cost while it runs in milliseconds or reads its rows
+        once: compiling costs more than it saves. `parallel=False`: no parallel workers
+        either, for a read of a few rows, which starting them would take longer than.
+        `work_mem`: that much memory for each sort, for a report whose sorts would otherwise
+        spill to disk."""
         settings = ["set_config('jit', 'off', true)"]
         if not parallel:
             settings.append("set_config('max_parallel_workers_per_gather', '0', true)")

@@ -106,7 +106,7 @@ class ReadsMixin(QueueBase):
             # Neither JIT nor parallel workers (issue 44): at a million tasks the page's plan
             # costs past jit_above_cost, and compiling took 100 to 120 ms of a page that reads
             # 51 rows; at 10M starting two workers took 7 ms of a 10 ms read of 200 matches.
-            await self._without_jit(conn, parallel=False)
+            await self._plan_settings(conn, parallel=False)
             filters = " AND ".join([
                 query(await self._search_block(conn, key, params))
                 for key in _SEARCH_FILTERS if params[_SEARCH_PARAM.get(key, key)] is not None
@@ -194,7 +194,7 @@ class ReadsMixin(QueueBase):
             # The planner costs each statement as a walk of the whole index (it cannot tell
             # how soon the probes fill a page): JIT compiled them for 10 to 140 ms, where the
             # walk takes under one.
-            await self._without_jit(conn)
+            await self._plan_settings(conn)
             start = await self._open_page_start(conn, after)
             page = await self._all(conn, "approval_list_open_page", start | {"limit": limit})
             before = 0 if after is None else await self._open_before(conn, start)

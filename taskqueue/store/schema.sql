@@ -90,10 +90,7 @@ CREATE FUNCTION public.signoff_approval_votes_follow() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    UPDATE approval_votes v
-    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8,
-        capability = NEW.capability
-    WHERE v.approval_id = NEW.id;
+    UPDATE approval_votes v SET decided_at = v.decided_at WHERE v.approval_id = NEW.id;
     RETURN NULL;
 END
 $$;

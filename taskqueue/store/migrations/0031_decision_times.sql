@@ -48,14 +48,13 @@ $$;
 CREATE TRIGGER approval_votes_times BEFORE INSERT OR UPDATE OF approval_id, decided_at
     ON approval_votes FOR EACH ROW EXECUTE FUNCTION signoff_vote_times();
 
+-- The request's votes written again from it: naming decided_at runs approval_votes_times
+-- on each, the one place that writes a vote's copy.
 CREATE FUNCTION signoff_approval_votes_follow() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    UPDATE approval_votes v
-    SET seconds = EXTRACT(EPOCH FROM v.decided_at - NEW.created_at)::float8,
-        capability = NEW.capability
-    WHERE v.approval_id = NEW.id;
+    UPDATE approval_votes v SET decided_at = v.decided_at WHERE v.approval_id = NEW.id;
     RETURN NULL;
 END
 $$;
@@ -115,12 +114,12 @@ CREATE TRIGGER approval_votes_decider_vote
     AFTER INSERT OR DELETE OR UPDATE OF approval_id, person, person_key ON approval_votes
     FOR EACH ROW EXECUTE FUNCTION signoff_vote_decider_vote();
 
--- The rows written before this migration. The UPDATEs name no column a trigger above or a
--- decision's trigger watches; the votes' audit trigger runs and records nothing (it records
--- an approve made uncounted, migration 0015).
-UPDATE approval_votes v
-SET seconds = EXTRACT(EPOCH FROM v.decided_at - a.created_at)::float8, capability = a.capability
-FROM approvals a WHERE a.id = v.approval_id;
+-- The rows written before this migration. Naming a vote's decided_at runs
+-- approval_votes_times on it (1.6 s more than a join at 750,000 votes, for one place that
+-- writes the copy); the votes' audit trigger runs and records nothing (it records an
+-- approve made uncounted, migration 0015). The approvals' UPDATE names no column a trigger
+-- watches.
+UPDATE approval_votes SET decided_at = decided_at;
 
 UPDATE approvals a SET decided_without_vote = true
 WHERE a.decision = 'approved' AND a.decided_by IS NOT NULL
