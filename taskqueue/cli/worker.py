@@ -86,10 +86,43 @@ def _level_chosen(args: Any) -> bool:
     return bool(args.log_level or os.environ.get(LEVEL_ENV))
 
 
-async def run(args: Any) -> int:
-    """Run the pool; 0 after a graceful stop.
+class _StopRequest:
+    """SIGTERM or SIGINT, heard from the start of the command: one that comes while the
+    worker starts (its handlers imported, the caps written) is kept, and the pool stops as
+    soon as it is built, before its first claim; after that it is the pool's graceful stop.
+    Heard only once the pool ran, such a signal killed the process (exit -15)."""
 
-    Every start-up check comes before the first write: the config, the handlers, and the
+    def __init__(self) -> None:
+        self.requested = False
+        self.pool: WorkerPool | None = None
+
+    def __call__(self) -> None:
+        self.requested = True
+        if self.pool is not None:
+            self.pool.stop()
+
+    def serve(self, pool: WorkerPool) -> None:
+        """From now on a signal stops `pool`; one heard before stops it at once."""
+        self.pool = pool
+        if self.requested:
+            pool.stop()
+
+
+async def run(args: Any) -> int:
+    """Run the pool; 0 after a graceful stop, also when asked to stop while starting."""
+    loop = asyncio.get_running_loop()
+    stop = _StopRequest()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop)
+    try:
+        return await _start(args, stop)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def _start(args: Any, stop: _StopRequest) -> int:
+    """Every start-up check comes before the first write: the config, the handlers, and the
     metrics address (bound here, served once the pool is built). Only then is the
     database opened (an embedded one is migrated) and the config's caps written."""
     if logging.getLogger().level > logging.INFO and not _level_chosen(args):
@@ -106,13 +139,14 @@ async def run(args: Any) -> int:
     from taskqueue.http.listen import bind_listen
     sockets = bind_listen(args.metrics_listen) if args.metrics_listen else []
     try:
-        return await _serve(args, config, sockets)
+        return await _serve(args, config, sockets, stop)
     finally:
         for sock in sockets:  # bound but never served when start-up failed
             sock.close()
 
 
-async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int:
+async def _serve(args: Any, config: Config, sockets: list[socket.socket],
+                 stop: _StopRequest) -> int:
     from taskqueue.runtime.worker import WorkerPool
 
     async with open_queue(max_size=(args.concurrency or 1) * 2 + 2) as q:
@@ -126,15 +160,11 @@ async def _serve(args: Any, config: Config, sockets: list[socket.socket]) -> int
         if http is not None:
             http.checks["worker"] = _pool_check(pool)
             await http.start()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, pool.stop)
+        stop.serve(pool)
         freeze_startup_objects()  # the handlers' modules are imported by now
         try:
             await pool.run()
         finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
             if http is not None:
                 await http.stop()
     return 0

@@ -11,8 +11,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -28,7 +30,7 @@ from taskqueue.cli.main import build_parser, main
 from taskqueue.cli.worker import _capability_run, _worker_config
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.cli_helpers import Cli, check_failed, count
-from tests.taskqueue.worker_helpers import spawn_worker, wait_status
+from tests.taskqueue.worker_helpers import events, spawn_worker, wait_status
 from tests.timing import limit
 
 H = "tests.taskqueue.handlers_for_tests"
@@ -97,6 +99,99 @@ async def test_the_worker_applies_the_caps_of_its_capabilities_from_the_config(
     mail = await queue.capability_get("mail")
     assert (mail.max_running, mail.max_parked, mail.daily_new) == (1, 3, 9)
     assert (await queue.capability_get("other")).max_running is None  # not this worker's
+
+
+# A handler module whose import waits for the test: the worker is then starting, in a window
+# the test holds open for as long as it likes.
+SLOW_IMPORT = """
+import os, pathlib, time
+
+pathlib.Path(os.environ["SLOW_IMPORT_STARTED"]).touch()
+deadline = time.monotonic() + 120
+while not pathlib.Path(os.environ["SLOW_IMPORT_GO"]).exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+
+
+async def handler(task, ctx):
+    from taskqueue import Done
+    return Done()
+"""
+
+
+async def _never_claimed(queue: TaskQueue, task_id: int) -> bool:
+    task = await queue.task_get(task_id)
+    return task.status == "pending" and not await events(queue, task_id, "claimed")
+
+
+async def test_a_stop_while_the_handlers_are_imported_is_a_clean_exit_without_a_claim(
+        tmp_path: Path, dsn: str, queue: TaskQueue) -> None:
+    (tmp_path / "slow_start.py").write_text(SLOW_IMPORT)
+    started, go = tmp_path / "started", tmp_path / "go"
+    task = await queue.task_enqueue("mail", {})
+    env = os.environ | {"DATABASE_URL": dsn, "SLOW_IMPORT_STARTED": str(started),
+                        "SLOW_IMPORT_GO": str(go)}
+    env.pop("SIGNOFF_CONFIG", None)
+    with (tmp_path / "w.log").open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker", "--capability",
+                                 "mail", "--handler", "slow_start:handler", "--app-dir",
+                                 str(tmp_path)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + limit(30)
+        while not started.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "never imported"
+            await asyncio.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)  # while the handler's module is being imported
+        go.touch()
+        code = await asyncio.to_thread(proc.wait, limit(30))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # Before the worker heard signals from its start, this one killed it: exit -15.
+    assert code == 0, (tmp_path / "w.log").read_text()
+    assert "worker stopped" in (tmp_path / "w.log").read_text()
+    assert await _never_claimed(queue, task.id)
+
+
+async def test_a_stop_while_the_caps_are_written_is_a_clean_exit_without_a_claim(
+        tmp_path: Path, dsn: str, queue: TaskQueue) -> None:
+    await queue.capability_set("mail", max_running=5)
+    task = await queue.task_enqueue("mail", {})
+    path = tmp_path / "c.toml"
+    path.write_text(f"[capabilities.mail]\nhandler = '{H}:quick'\nmax_running = 1\n")
+    env = os.environ | {"DATABASE_URL": dsn}
+    # The capability's row locked by the test: the worker's write of its caps waits for it.
+    async with await psycopg.AsyncConnection.connect(dsn) as holder:
+        await holder.execute("SELECT 1 FROM capabilities WHERE capability = 'mail' FOR UPDATE")
+        with (tmp_path / "w.log").open("wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker",
+                                     "--capability", "mail", "--config", str(path)], env=env,
+                                    stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + limit(30)
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as probe:
+                while not await _waits_for_a_lock(probe):
+                    assert time.monotonic() < deadline and proc.poll() is None, "never waited"
+                    await asyncio.sleep(0.1)
+            proc.send_signal(signal.SIGTERM)  # while its caps wait to be written
+            await holder.rollback()
+            code = await asyncio.to_thread(proc.wait, limit(30))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    # Before the worker heard signals from its start, this one killed it: exit -15.
+    assert code == 0, (tmp_path / "w.log").read_text()
+    assert (await queue.capability_get("mail")).max_running == 1  # it finished starting
+    assert await _never_claimed(queue, task.id)
+
+
+async def _waits_for_a_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+        "AND wait_event_type = 'Lock')")
+    row = await cur.fetchone()
+    return bool(row and row[0])
 
 
 @pytest.mark.slow
