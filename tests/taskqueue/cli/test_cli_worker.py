@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import psycopg
@@ -131,25 +131,20 @@ async def test_a_stop_while_the_handlers_are_imported_is_a_clean_exit_without_a_
     env = os.environ | {"DATABASE_URL": dsn, "SLOW_IMPORT_STARTED": str(started),
                         "SLOW_IMPORT_GO": str(go)}
     env.pop("SIGNOFF_CONFIG", None)
-    with (tmp_path / "w.log").open("wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker", "--capability",
-                                 "mail", "--handler", "slow_start:handler", "--app-dir",
-                                 str(tmp_path)], env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + limit(30)
-        while not started.exists():
-            assert time.monotonic() < deadline and proc.poll() is None, "never imported"
-            await asyncio.sleep(0.1)
-        proc.send_signal(signal.SIGTERM)  # while the handler's module is being imported
+
+    async def importing() -> bool:
+        return started.exists()
+
+    async def release() -> None:
         go.touch()
-        code = await asyncio.to_thread(proc.wait, limit(30))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+
+    log = tmp_path / "w.log"
+    code = await _stopped_while_starting(
+        ["--capability", "mail", "--handler", "slow_start:handler", "--app-dir", str(tmp_path)],
+        env, log, importing, release)
     # Before the worker heard signals from its start, this one killed it: exit -15.
-    assert code == 0, (tmp_path / "w.log").read_text()
-    assert "worker stopped" in (tmp_path / "w.log").read_text()
+    assert code == 0, log.read_text()
+    assert "worker stopped" in log.read_text()
     assert await _never_claimed(queue, task.id)
 
 
@@ -159,39 +154,48 @@ async def test_a_stop_while_the_caps_are_written_is_a_clean_exit_without_a_claim
     task = await queue.task_enqueue("mail", {})
     path = tmp_path / "c.toml"
     path.write_text(f"[capabilities.mail]\nhandler = '{H}:quick'\nmax_running = 1\n")
-    env = os.environ | {"DATABASE_URL": dsn}
+    log = tmp_path / "w.log"
     # The capability's row locked by the test: the worker's write of its caps waits for it.
-    async with await psycopg.AsyncConnection.connect(dsn) as holder:
+    async with (await psycopg.AsyncConnection.connect(dsn) as holder,
+                await psycopg.AsyncConnection.connect(dsn, autocommit=True) as probe):
         await holder.execute("SELECT 1 FROM capabilities WHERE capability = 'mail' FOR UPDATE")
-        with (tmp_path / "w.log").open("wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker",
-                                     "--capability", "mail", "--config", str(path)], env=env,
-                                    stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + limit(30)
-            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as probe:
-                while not await _waits_for_a_lock(probe):
-                    assert time.monotonic() < deadline and proc.poll() is None, "never waited"
-                    await asyncio.sleep(0.1)
-            proc.send_signal(signal.SIGTERM)  # while its caps wait to be written
-            await holder.rollback()
-            code = await asyncio.to_thread(proc.wait, limit(30))
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+
+        async def waiting() -> bool:
+            cur = await probe.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock')")
+            row = await cur.fetchone()
+            return bool(row and row[0])
+
+        code = await _stopped_while_starting(
+            ["--capability", "mail", "--config", str(path)], os.environ | {"DATABASE_URL": dsn},
+            log, waiting, holder.rollback)
     # Before the worker heard signals from its start, this one killed it: exit -15.
-    assert code == 0, (tmp_path / "w.log").read_text()
+    assert code == 0, log.read_text()
     assert (await queue.capability_get("mail")).max_running == 1  # it finished starting
     assert await _never_claimed(queue, task.id)
 
 
-async def _waits_for_a_lock(conn: psycopg.AsyncConnection[Any]) -> bool:
-    cur = await conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
-        "AND wait_event_type = 'Lock')")
-    row = await cur.fetchone()
-    return bool(row and row[0])
+async def _stopped_while_starting(args: list[str], env: dict[str, str], log: Path,
+                                  starting: Callable[[], Awaitable[bool]],
+                                  release: Callable[[], Awaitable[None]]) -> int:
+    """Start `signoff worker ARGS`, SIGTERM it once `starting()` says it is held in its
+    start, then `release()` what holds it there; its exit code."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker", *args], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + limit(30)
+        while not await starting():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            await asyncio.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        await release()
+        return await asyncio.to_thread(proc.wait, limit(30))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.mark.slow
