@@ -8,6 +8,7 @@ import contextlib
 import logging
 import signal
 import ssl
+from collections.abc import Iterator
 
 from aiohttp import web
 
@@ -57,7 +58,16 @@ def tls_context(certfile: str | None, keyfile: str | None) -> ssl.SSLContext | N
 async def serve(config: Config, listen: str, *, certfile: str | None = None,
                 keyfile: str | None = None, ready: asyncio.Event | None = None,
                 stop: asyncio.Event | None = None) -> int:
-    """Serve until `stop` is set (or a signal comes); 0 after a clean stop."""
+    """Serve until `stop` is set (or a signal comes); 0 after a clean stop. A signal is
+    heard from the start: one that comes while it starts (migrating, connecting) ends the
+    start before it listens."""
+    stop = stop or asyncio.Event()
+    with _signals_set(stop):
+        return await _serve(config, listen, certfile, keyfile, ready, stop)
+
+
+async def _serve(config: Config, listen: str, certfile: str | None, keyfile: str | None,
+                 ready: asyncio.Event | None, stop: asyncio.Event) -> int:
     try:
         host, port = parse_listen(listen)
     except ValueError as exc:
@@ -77,6 +87,9 @@ async def serve(config: Config, listen: str, *, certfile: str | None = None,
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
         await runner.setup()
         try:
+            if stop.is_set():
+                log.info("signoff web: stopped while starting, before it listened")
+                return 0
             site = web.TCPSite(runner, host, port, ssl_context=context)
             try:
                 await site.start()
@@ -89,20 +102,23 @@ async def serve(config: Config, listen: str, *, certfile: str | None = None,
                 say_link_once(log, base_url(host, port, scheme), token)
             if ready is not None:
                 ready.set()
-            await _wait(stop or asyncio.Event())
+            await stop.wait()
         finally:
             await runner.cleanup()
     return 0
 
 
-async def _wait(stop: asyncio.Event) -> None:
+@contextlib.contextmanager
+def _signals_set(stop: asyncio.Event) -> Iterator[None]:
+    """SIGTERM and SIGINT set `stop` while the block runs (where the loop can hear them:
+    the main thread of a Unix process)."""
     loop = asyncio.get_running_loop()
     signals = (signal.SIGTERM, signal.SIGINT)
     for sig in signals:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        yield
     finally:
         for sig in signals:
             with contextlib.suppress(NotImplementedError, RuntimeError):

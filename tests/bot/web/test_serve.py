@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import ssl
 import subprocess
 from pathlib import Path
 
 import aiohttp
+import psycopg
 import pytest
 
 from bot.web.serve import serve
 from bot.web.store import AccountStore
 from taskqueue import Config, TaskQueue
 from tests.bot.web.conftest import PASSWORD_HASH
+from tests.stopping import stopped_while_starting, waits_for_a_lock
 from tests.taskqueue.cli_helpers import closed_port, count
 
 
@@ -81,3 +84,25 @@ async def test_with_an_account_no_link_is_made(
     records = await _serve_once(dsn, monkeypatch, caplog)
     assert not [r for r in records if "token=" in r.getMessage()]
     assert count(dsn, "SELECT count(*) FROM web_first_links") == 0
+
+
+async def test_a_stop_while_it_migrates_ends_the_start_before_it_listens(
+        tmp_path: Path, dsn: str) -> None:
+    from taskqueue.store.migrate import LOCK_KEY
+
+    log = tmp_path / "web.log"
+    # The migrations' lock held by the test: the command's start waits for it.
+    async with (await psycopg.AsyncConnection.connect(dsn, autocommit=True) as holder,
+                await psycopg.AsyncConnection.connect(dsn, autocommit=True) as probe):
+        await holder.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+
+        async def release() -> None:
+            await holder.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+
+        code = await stopped_while_starting(
+            ["-v", "web", "--listen", "127.0.0.1:0"], os.environ | {"DATABASE_URL": dsn}, log,
+            lambda: waits_for_a_lock(probe), release)
+    # Before it heard signals from its start, this one killed it: exit -15.
+    assert code == 0, log.read_text()
+    assert "stopped while starting" in log.read_text()
+    assert "serving on" not in log.read_text()

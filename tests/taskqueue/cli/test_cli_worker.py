@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
@@ -28,6 +27,7 @@ from taskqueue import (
 )
 from taskqueue.cli.main import build_parser, main
 from taskqueue.cli.worker import _capability_run, _worker_config
+from tests.stopping import stopped_while_starting, waits_for_a_lock
 from tests.taskqueue import handlers_for_tests as h
 from tests.taskqueue.cli_helpers import Cli, check_failed, count
 from tests.taskqueue.worker_helpers import events, spawn_worker, wait_status
@@ -139,9 +139,9 @@ async def test_a_stop_while_the_handlers_are_imported_is_a_clean_exit_without_a_
         go.touch()
 
     log = tmp_path / "w.log"
-    code = await _stopped_while_starting(
-        ["--capability", "mail", "--handler", "slow_start:handler", "--app-dir", str(tmp_path)],
-        env, log, importing, release)
+    code = await stopped_while_starting(
+        ["worker", "--capability", "mail", "--handler", "slow_start:handler",
+         "--app-dir", str(tmp_path)], env, log, importing, release)
     # Before the worker heard signals from its start, this one killed it: exit -15.
     assert code == 0, log.read_text()
     assert "worker stopped" in log.read_text()
@@ -160,42 +160,14 @@ async def test_a_stop_while_the_caps_are_written_is_a_clean_exit_without_a_claim
                 await psycopg.AsyncConnection.connect(dsn, autocommit=True) as probe):
         await holder.execute("SELECT 1 FROM capabilities WHERE capability = 'mail' FOR UPDATE")
 
-        async def waiting() -> bool:
-            cur = await probe.execute(
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity "
-                "WHERE datname = current_database() AND wait_event_type = 'Lock')")
-            row = await cur.fetchone()
-            return bool(row and row[0])
-
-        code = await _stopped_while_starting(
-            ["--capability", "mail", "--config", str(path)], os.environ | {"DATABASE_URL": dsn},
-            log, waiting, holder.rollback)
+        code = await stopped_while_starting(
+            ["worker", "--capability", "mail", "--config", str(path)],
+            os.environ | {"DATABASE_URL": dsn}, log, lambda: waits_for_a_lock(probe),
+            holder.rollback)
     # Before the worker heard signals from its start, this one killed it: exit -15.
     assert code == 0, log.read_text()
     assert (await queue.capability_get("mail")).max_running == 1  # it finished starting
     assert await _never_claimed(queue, task.id)
-
-
-async def _stopped_while_starting(args: list[str], env: dict[str, str], log: Path,
-                                  starting: Callable[[], Awaitable[bool]],
-                                  release: Callable[[], Awaitable[None]]) -> int:
-    """Start `signoff worker ARGS`, SIGTERM it once `starting()` says it is held in its
-    start, then `release()` what holds it there; its exit code."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "worker", *args], env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + limit(30)
-        while not await starting():
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
-            await asyncio.sleep(0.1)
-        proc.send_signal(signal.SIGTERM)
-        await release()
-        return await asyncio.to_thread(proc.wait, limit(30))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.slow
