@@ -9,12 +9,21 @@ import asyncio
 import contextlib
 import getpass
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from bot.cli_tables import opened
-from taskqueue import BadInput, Conflict, NotFound, load_config
+from taskqueue import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    BadInput,
+    Conflict,
+    NotFound,
+    load_config,
+    log_options,
+)
 
 if TYPE_CHECKING:
     from bot.web.store import AccountStore
@@ -31,6 +40,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--config", metavar="FILE", help="the config file ([web], [signals])")
     p.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this certificate")
     p.add_argument("--keyfile", metavar="FILE", help="the certificate's private key")
+    p.add_argument("--log-format", choices=LOG_FORMATS,
+                   help="text (default) or json (default $SIGNOFF_LOG_FORMAT)")
+    p.add_argument("--log-level", choices=LOG_LEVELS,
+                   help="info by default, as the service's (default $SIGNOFF_LOG_LEVEL)")
     p.set_defaults(func=serve_cmd)
     web_sub = p.add_subparsers(dest="web_command", metavar="user")
     user = web_sub.add_parser("user", help="add, remove or list the people who may sign in",
@@ -63,7 +76,18 @@ async def serve_cmd(args: Any) -> int:
     from bot.web.serve import serve
 
     return await serve(load_config(args.config), args.listen, certfile=args.certfile,
-                       keyfile=args.keyfile)
+                       keyfile=args.keyfile, listening=lambda: _log_at_info(args))
+
+
+def _log_at_info(args: Any) -> None:
+    """From the moment it listens, say what it does at INFO, as the service and `signoff
+    worker` do: the serving line and, with no account yet, the one-time link that makes the
+    first one. Until then it logs warnings only, as other `signoff` commands do unless
+    `-v` (so a refused start stays one line); a level chosen (`--log-level`,
+    $SIGNOFF_LOG_LEVEL, `-v`) is kept throughout."""
+    _, level = log_options(None, args.log_level, logging.INFO)
+    if logging.getLogger().level > level:
+        logging.getLogger("signoff").setLevel(level)
 
 
 def read_password(from_stdin: bool) -> str:

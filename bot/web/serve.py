@@ -8,7 +8,7 @@ import contextlib
 import logging
 import signal
 import ssl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from aiohttp import web
 
@@ -57,17 +57,19 @@ def tls_context(certfile: str | None, keyfile: str | None) -> ssl.SSLContext | N
 
 async def serve(config: Config, listen: str, *, certfile: str | None = None,
                 keyfile: str | None = None, ready: asyncio.Event | None = None,
-                stop: asyncio.Event | None = None) -> int:
+                stop: asyncio.Event | None = None,
+                listening: Callable[[], None] | None = None) -> int:
     """Serve until `stop` is set (or a signal comes); 0 after a clean stop. A signal is
     heard from the start: one that comes while it starts (migrating, connecting) ends the
-    start before it listens."""
+    start before it listens. `listening` is called once it listens, before it says where."""
     stop = stop or asyncio.Event()
     with _signals_set(stop):
-        return await _serve(config, listen, certfile, keyfile, ready, stop)
+        return await _serve(config, listen, certfile, keyfile, ready, stop, listening)
 
 
 async def _serve(config: Config, listen: str, certfile: str | None, keyfile: str | None,
-                 ready: asyncio.Event | None, stop: asyncio.Event) -> int:
+                 ready: asyncio.Event | None, stop: asyncio.Event,
+                 listening: Callable[[], None] | None) -> int:
     try:
         host, port = parse_listen(listen)
     except ValueError as exc:
@@ -97,6 +99,10 @@ async def _serve(config: Config, listen: str, certfile: str | None, keyfile: str
                 raise ConfigError(f"cannot listen on {host}:{port} "
                                   f"({exc.strerror or exc})") from None
             scheme = "https" if context else "http"
+            # The port the socket got: `--listen 127.0.0.1:0` asks the system for a free one.
+            port = next((a[1] for a in runner.addresses), port)
+            if listening is not None:
+                listening()
             log.info("signoff web: serving on %s://%s:%d", scheme, host, port)
             if token is not None:  # no account yet: the link that makes the first one
                 say_link_once(log, base_url(host, port, scheme), token)

@@ -6,8 +6,11 @@ import asyncio
 import logging
 import os
 import re
+import signal
 import ssl
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -18,8 +21,9 @@ from bot.web.serve import serve
 from bot.web.store import AccountStore
 from taskqueue import Config, TaskQueue
 from tests.bot.web.conftest import PASSWORD_HASH
-from tests.stopping import stopped_while_starting, waits_for_a_lock
+from tests.stopping import ROOT, stopped_while_starting, waits_for_a_lock
 from tests.taskqueue.cli_helpers import closed_port, count
+from tests.timing import limit
 
 
 @pytest.fixture
@@ -106,3 +110,68 @@ async def test_a_stop_while_it_migrates_ends_the_start_before_it_listens(
     assert code == 0, log.read_text()
     assert "stopped while starting" in log.read_text()
     assert "serving on" not in log.read_text()
+
+
+def _start_web(tmp_path: Path, dsn: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """`signoff web ARGS` as a new user runs it (no level chosen), its output in a file."""
+    env = os.environ | {"DATABASE_URL": dsn}
+    for name in ("SIGNOFF_LOG_LEVEL", "SIGNOFF_CONFIG"):
+        env.pop(name, None)
+    log = tmp_path / "web.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "taskqueue", "web", *args], cwd=ROOT,
+                                env=env, stdout=out, stderr=subprocess.STDOUT)
+    return proc, log
+
+
+async def _stop(proc: subprocess.Popen[bytes]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return await asyncio.to_thread(proc.wait, limit(30))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+async def test_a_new_users_start_says_where_it_serves_and_the_first_accounts_link(
+        tmp_path: Path, dsn: str) -> None:
+    proc, log = _start_web(tmp_path, dsn, "--listen", "127.0.0.1:0")
+    try:
+        deadline = time.monotonic() + limit(30)
+        while "/welcome?token=" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            await asyncio.sleep(0.1)
+        text = log.read_text()
+        link = re.search(r"inbox: (http://127\.0\.0\.1:(\d+)/welcome\?token=[\w-]+)", text)
+        # The port the system gave for :0, in the serving line and in the link.
+        assert link is not None and link.group(2) != "0", text
+        assert f" INFO signoff.web signoff web: serving on http://127.0.0.1:{link.group(2)}\n" \
+            in text
+        async with aiohttp.ClientSession() as session, session.get(link.group(1)) as page:
+            assert page.status == 200 and "password" in (await page.text()).lower()
+    finally:
+        code = await _stop(proc)
+    assert code == 0, log.read_text()
+
+
+async def test_a_chosen_level_is_kept(tmp_path: Path, dsn: str) -> None:
+    port = closed_port()
+    proc, log = _start_web(tmp_path, dsn, "--listen", f"127.0.0.1:{port}",
+                           "--log-level", "warning")
+    try:
+        deadline = time.monotonic() + limit(30)
+        while not await _answers(f"http://127.0.0.1:{port}/healthz"):
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            await asyncio.sleep(0.1)
+    finally:
+        code = await _stop(proc)
+    assert code == 0 and "serving on" not in log.read_text(), log.read_text()
+
+
+async def _answers(url: str) -> bool:
+    try:
+        async with aiohttp.ClientSession() as session, session.get(url) as answer:
+            return answer.status < 500
+    except aiohttp.ClientConnectionError:
+        return False
