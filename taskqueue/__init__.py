@@ -113,7 +113,13 @@ if TYPE_CHECKING:
     from taskqueue.runtime.heartbeat import Heartbeat
     from taskqueue.runtime.leadership import LEADER_LOCK_KEY, Leadership
     from taskqueue.runtime.listener import Listener, ListenerHub, Subscription
-    from taskqueue.runtime.logsetup import LOG_FORMATS, LOG_LEVELS, configure_logging, log_options
+    from taskqueue.runtime.logsetup import (
+        LOG_FORMATS,
+        LOG_LEVELS,
+        configure_logging,
+        info_unless_chosen,
+        log_options,
+    )
     from taskqueue.runtime.producer import Producer, ProducerContext, ProducerJob, ProducerReport
     from taskqueue.runtime.runner import CapabilityRun, SliceReport, Stopping, run_slice
     from taskqueue.runtime.tick import Tick, TickReport
@@ -284,6 +290,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     'freeze_startup_objects': ('taskqueue.runtime.gcfreeze', 'freeze_startup_objects'),
     'full_jitter': ('taskqueue.runtime.backoff', 'full_jitter'),
     'idempotency_key': ('taskqueue.runtime.gate', 'idempotency_key'),
+    'info_unless_chosen': ('taskqueue.runtime.logsetup', 'info_unless_chosen'),
     'kill_group': ('taskqueue.runtime.command', 'kill_group'),
     'load_config': ('taskqueue.config.settings', 'load_config'),
     'load_handler': ('taskqueue.runtime.handler', 'load_handler'),
@@ -491,6 +498,7 @@ __all__ = [
     "freeze_startup_objects",
     "full_jitter",
     "idempotency_key",
+    "info_unless_chosen",
     "kill_group",
     "load_config",
     "load_handler",

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import getpass
 import json
-import logging
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -21,8 +20,8 @@ from taskqueue import (
     BadInput,
     Conflict,
     NotFound,
+    info_unless_chosen,
     load_config,
-    log_options,
 )
 
 if TYPE_CHECKING:
@@ -76,18 +75,12 @@ async def serve_cmd(args: Any) -> int:
     from bot.web.serve import serve
 
     return await serve(load_config(args.config), args.listen, certfile=args.certfile,
-                       keyfile=args.keyfile, listening=lambda: _log_at_info(args))
-
-
-def _log_at_info(args: Any) -> None:
-    """From the moment it listens, say what it does at INFO, as the service and `signoff
-    worker` do: the serving line and, with no account yet, the one-time link that makes the
-    first one. Until then it logs warnings only, as other `signoff` commands do unless
-    `-v` (so a refused start stays one line); a level chosen (`--log-level`,
-    $SIGNOFF_LOG_LEVEL, `-v`) is kept throughout."""
-    _, level = log_options(None, args.log_level, logging.INFO)
-    if logging.getLogger().level > level:
-        logging.getLogger("signoff").setLevel(level)
+                       keyfile=args.keyfile,
+                       # From the moment it listens it says what it does at INFO, as the
+                       # service and `signoff worker` do: where it serves and, with no
+                       # account yet, the first account's link. Until then warnings only,
+                       # as other commands (a refused start stays one line).
+                       listening=lambda: info_unless_chosen(args.log_level))
 
 
 def read_password(from_stdin: bool) -> str:

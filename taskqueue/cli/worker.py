@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import signal
 import socket
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from taskqueue.config.settings import apply_capabilities, load_config, publish_p
 from taskqueue.errors import ConfigError
 from taskqueue.extras import require_extra
 from taskqueue.runtime.gcfreeze import freeze_startup_objects
-from taskqueue.runtime.logsetup import LEVEL_ENV, LOG_FORMATS, LOG_LEVELS
+from taskqueue.runtime.logsetup import LOG_FORMATS, LOG_LEVELS, info_unless_chosen
 
 if TYPE_CHECKING:
     from taskqueue.http.server import ObservabilityServer
@@ -82,10 +81,6 @@ def add_log_options(p: argparse.ArgumentParser) -> None:
                         "(default $SIGNOFF_LOG_LEVEL)")
 
 
-def _level_chosen(args: Any) -> bool:
-    return bool(args.log_level or os.environ.get(LEVEL_ENV))
-
-
 class _StopRequest:
     """SIGTERM or SIGINT, heard from the start of the command: one that comes while the
     worker starts (its handlers imported, the caps written) is kept, and the pool stops as
@@ -125,8 +120,7 @@ async def _start(args: Any, stop: _StopRequest) -> int:
     """Every start-up check comes before the first write: the config, the handlers, and the
     metrics address (bound here, served once the pool is built). Only then is the
     database opened (an embedded one is migrated) and the config's caps written."""
-    if logging.getLogger().level > logging.INFO and not _level_chosen(args):
-        logging.getLogger("signoff").setLevel(logging.INFO)
+    info_unless_chosen(args.log_level)
     use_app_dir(args.app_dir)
     config = load_config(args.config)
     publish_path(config)

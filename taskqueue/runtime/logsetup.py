@@ -60,6 +60,15 @@ def log_options(log_format: str | None, log_level: str | None, default_level: in
     return fmt, logging.getLevelNamesMapping()[name.upper()] if name else default_level
 
 
+def info_unless_chosen(log_level: str | None, env: Mapping[str, str] | None = None) -> None:
+    """A long-running `signoff` command's default (`signoff worker`, `signoff web`): Signoff's
+    own loggers at INFO, where the CLI logs warnings only, unless a level was chosen
+    (`log_level` from `--log-level`, or SIGNOFF_LOG_LEVEL); `-v` already lowered the root's."""
+    env = os.environ if env is None else env
+    if logging.getLogger().level > logging.INFO and not (log_level or env.get(LEVEL_ENV)):
+        logging.getLogger("signoff").setLevel(logging.INFO)
+
+
 # psycopg_pool warns at every failed attempt to replace a connection (one a second while the
 # server is away or full, store/reconnect.py); Signoff's own parts say it once per outage.
 POOL_LOGGER = "psycopg.pool"
